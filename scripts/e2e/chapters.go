@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Chapter is one numbered folder of the repository.
+type Chapter struct {
+	Number int    // 1
+	Dir    string // "01-initial"
+}
+
+var chapterDir = regexp.MustCompile(`^(0[1-9])-[a-z-]+$`)
+
+// FindChapters lists the chapter folders under root that hold a go.mod.
+func FindChapters(root string) ([]Chapter, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Chapter
+	for _, e := range entries {
+		m := chapterDir.FindStringSubmatch(e.Name())
+		if !e.IsDir() || m == nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, e.Name(), "go.mod")); err != nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, Chapter{Number: n, Dir: e.Name()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// SelectChapters picks chapters by number ("01,03", "1", or "" for all).
+func SelectChapters(all []Chapter, spec string) ([]Chapter, error) {
+	if strings.TrimSpace(spec) == "" {
+		return all, nil
+	}
+	var out []Chapter
+	for _, s := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("chapter %q is not a number", s)
+		}
+		found := false
+		for _, c := range all {
+			if c.Number == n {
+				out = append(out, c)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("there is no chapter %02d", n)
+		}
+	}
+	return out, nil
+}
+
+// BuildChapter builds a chapter's scheduler with the race detector into
+// binDir and returns the binary's path.
+func BuildChapter(root string, c Chapter, binDir string) (string, error) {
+	bin, err := filepath.Abs(filepath.Join(binDir, c.Dir))
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "build", "-race", "-o", bin, ".")
+	cmd.Dir = filepath.Join(root, c.Dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s: %v\n%s", c.Dir, err, out)
+	}
+	return bin, nil
+}

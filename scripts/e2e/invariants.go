@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+)
+
+// auditEvent holds the fields of an audit.k8s.io/v1 Event the checks read.
+type auditEvent struct {
+	Stage     string `json:"stage"`
+	Verb      string `json:"verb"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	RequestObject            json.RawMessage `json:"requestObject"`
+	ResponseObject           json.RawMessage `json:"responseObject"`
+	RequestReceivedTimestamp metav1.MicroTime `json:"requestReceivedTimestamp"`
+	StageTimestamp           metav1.MicroTime `json:"stageTimestamp"`
+}
+
+// binding is one Binding request as the apiserver recorded it.
+type binding struct {
+	Pod  string
+	Node string
+	Code int
+	At   time.Time
+}
+
+// nodeChange is a node as it was after a create, update or patch, or its
+// deletion (Node nil).
+type nodeChange struct {
+	At   time.Time
+	Node *v1.Node
+}
+
+// readAudit returns the Bindings into namespace ns and every node change,
+// both since the given time, from the apiserver's audit log.
+func readAudit(file, ns string, since time.Time) ([]binding, map[string][]nodeChange, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var bindings []binding
+	nodes := map[string][]nodeChange{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for sc.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || e.ResponseStatus == nil || e.RequestReceivedTimestamp.Time.Before(since) {
+			continue
+		}
+		ref := e.ObjectRef
+		switch {
+		case ref.Resource == "pods" && ref.Subresource == "binding" && ref.Namespace == ns:
+			var b v1.Binding
+			_ = json.Unmarshal(e.RequestObject, &b)
+			bindings = append(bindings, binding{Pod: ref.Name, Node: b.Target.Name, Code: e.ResponseStatus.Code, At: e.RequestReceivedTimestamp.Time})
+		case ref.Resource == "nodes" && ref.Subresource == "" && e.ResponseStatus.Code < 300:
+			change := nodeChange{At: e.StageTimestamp.Time}
+			if e.Verb != "delete" {
+				change.Node = &v1.Node{}
+				if err := json.Unmarshal(e.ResponseObject, change.Node); err != nil {
+					return nil, nil, fmt.Errorf("%s: node %s: %w", file, ref.Name, err)
+				}
+			}
+			nodes[ref.Name] = append(nodes[ref.Name], change)
+		}
+	}
+	return bindings, nodes, sc.Err()
+}
+
+// nodeAt returns the node as it was at t, or nil if it did not exist.
+func nodeAt(changes []nodeChange, t time.Time) *v1.Node {
+	var n *v1.Node
+	for _, c := range changes {
+		if c.At.After(t) {
+			break
+		}
+		n = c.Node
+	}
+	return n
+}
+
+// checkInvariants checks what must hold in every chapter, whatever the
+// scenario: exactly one Binding per bound pod, none rejected, each to a node
+// that existed. From chapter 02 on, also: each Binding went to a node the
+// pod fits, no node is over-committed, and no pod that fits stays pending.
+func (ru *run) checkInvariants(ctx context.Context) ([]string, int) {
+	bindings, nodeChanges, err := readAudit(ru.r.Cluster.AuditLog, ru.ns, ru.start)
+	if err != nil {
+		return []string{"reading the audit log: " + err.Error()}, 0
+	}
+	podList, err := ru.r.Client.CoreV1().Pods(ru.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{err.Error()}, 0
+	}
+	final := map[string]*v1.Pod{}
+	for i := range podList.Items {
+		final[podList.Items[i].Name] = &podList.Items[i]
+	}
+	var problems []string
+	perPod := map[string][]binding{}
+	for _, b := range bindings {
+		perPod[b.Pod] = append(perPod[b.Pod], b)
+	}
+	for _, name := range sortedKeys(ru.pods) {
+		pod := ru.pods[name]
+		if p := final[name]; p != nil {
+			pod = p
+		}
+		bs := perPod[name]
+		if len(bs) > 1 {
+			problems = append(problems, fmt.Sprintf("pod %s: %d Bindings issued, want one", name, len(bs)))
+		}
+		if pod.Spec.NodeName != "" && len(bs) == 0 {
+			problems = append(problems, fmt.Sprintf("pod %s is bound to %s, but no Binding was issued", name, pod.Spec.NodeName))
+		}
+		for _, b := range bs {
+			if b.Code >= 300 {
+				problems = append(problems, fmt.Sprintf("pod %s: the apiserver rejected the Binding to %s (HTTP %d)", name, b.Node, b.Code))
+			}
+			node := nodeAt(nodeChanges[b.Node], b.At)
+			if node == nil {
+				problems = append(problems, fmt.Sprintf("pod %s: Binding to %s, which did not exist at %s", name, b.Node, b.At.Format(time.RFC3339Nano)))
+				continue
+			}
+			if ru.sched.Chapter >= 2 {
+				if why := staticFit(pod, node); why != "" {
+					problems = append(problems, fmt.Sprintf("pod %s: bound to %s, which it does not fit: %s", name, b.Node, why))
+				}
+			}
+		}
+	}
+	if ru.sched.Chapter >= 2 {
+		problems = append(problems, ru.checkCapacity(ctx, final)...)
+	}
+	return problems, len(bindings)
+}
+
+// checkCapacity checks that no node holds more than its allocatable, and
+// that no pending pod of ours fits a node with room for it.
+func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []string {
+	nodeList, err := ru.r.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	used := map[string]v1.ResourceList{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		addTo(used, p.Spec.NodeName, p)
+	}
+	for _, n := range nodeList.Items {
+		if over := overCommitted(used[n.Name], n.Status.Allocatable); over != "" {
+			problems = append(problems, fmt.Sprintf("node %s is over-committed: %s", n.Name, over))
+		}
+	}
+	exempt := map[string]bool{}
+	for _, pattern := range ru.sc.Expect.MayStayPending {
+		for _, name := range ru.podNames(pattern) {
+			exempt[name] = true
+		}
+	}
+	for _, name := range sortedKeys(pods) {
+		p := pods[name]
+		if p.Spec.NodeName != "" || p.Spec.SchedulerName != DefaultSchedulerName || len(p.Spec.SchedulingGates) > 0 || p.DeletionTimestamp != nil || exempt[name] {
+			continue
+		}
+		for i := range nodeList.Items {
+			n := &nodeList.Items[i]
+			if staticFit(p, n) != "" {
+				continue
+			}
+			trial := map[string]v1.ResourceList{n.Name: used[n.Name].DeepCopy()}
+			addTo(trial, n.Name, p)
+			if overCommitted(trial[n.Name], n.Status.Allocatable) == "" {
+				problems = append(problems, fmt.Sprintf("pod %s stayed pending although it fits node %s", name, n.Name))
+				break
+			}
+		}
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+// addTo adds a pod's requests, and one pod, to a node's usage.
+func addTo(used map[string]v1.ResourceList, node string, p *v1.Pod) {
+	u := used[node]
+	if u == nil {
+		u = v1.ResourceList{}
+		used[node] = u
+	}
+	for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+		sum := u[name]
+		sum.Add(q)
+		u[name] = sum
+	}
+	count := u[v1.ResourcePods]
+	count.Add(resource.MustParse("1"))
+	u[v1.ResourcePods] = count
+}
+
+func overCommitted(used, allocatable v1.ResourceList) string {
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourcePods} {
+		u, ok := used[name]
+		if !ok {
+			continue
+		}
+		if a := allocatable[name]; u.Cmp(a) > 0 {
+			return fmt.Sprintf("%s requested %s of %s allocatable", name, u.String(), a.String())
+		}
+	}
+	return ""
+}
+
+// staticFit says why a pod cannot run on a node regardless of other pods
+// ("" if it can): the node is unschedulable, has a NoSchedule or NoExecute
+// taint the pod does not tolerate, fails the pod's required node affinity or
+// nodeSelector, or is smaller than the pod's requests.
+func staticFit(p *v1.Pod, n *v1.Node) string {
+	if n.Spec.Unschedulable {
+		unschedulable := &v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+		if !corev1helpers.TolerationsTolerateTaint(klog.Background(), p.Spec.Tolerations, unschedulable, false) {
+			return "the node is unschedulable"
+		}
+	}
+	taint, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, p.Spec.Tolerations, func(t *v1.Taint) bool {
+		return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+	}, false)
+	if untolerated {
+		return fmt.Sprintf("untolerated taint %s", taint.ToString())
+	}
+	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(p).Match(n); !ok {
+		return "the node does not match the pod's node affinity or selector"
+	}
+	alone := map[string]v1.ResourceList{}
+	addTo(alone, n.Name, p)
+	if over := overCommitted(alone[n.Name], n.Status.Allocatable); over != "" {
+		return "the pod alone exceeds the node: " + over
+	}
+	return ""
+}

@@ -1,0 +1,638 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"minisched/scripts/cluster"
+)
+
+// DefaultSchedulerName is the name every chapter answers to by default.
+const DefaultSchedulerName = "mini-scheduler"
+
+// Scheduler says how to start the scheduler under test.
+type Scheduler struct {
+	// Chapter is the chapter number (1-8); it decides which invariants apply.
+	Chapter int
+	// Label names the scheduler in reports ("01-initial").
+	Label string
+	// Command starts the scheduler; the runner adds --kubeconfig,
+	// --metrics-bind-address and the scenario's schedulerArgs.
+	Command []string
+}
+
+// Runner plays scenarios on one cluster.
+type Runner struct {
+	Cluster *cluster.Cluster
+	Client  kubernetes.Interface
+	// LogDir receives one scheduler log per scenario.
+	LogDir string
+}
+
+// Result is the outcome of one scenario.
+type Result struct {
+	Scenario string
+	Passed   bool
+	// Problems lists what went wrong; empty when Passed.
+	Problems []string
+	Duration time.Duration
+	// Placements maps every pod to its node ("" when unbound).
+	Placements map[string]string
+	// Bindings is the number of Binding requests the apiserver received.
+	Bindings int
+	// Log is the scheduler's log file.
+	Log string
+}
+
+// run is one scenario in progress.
+type run struct {
+	r       *Runner
+	sc      *Scenario
+	sched   Scheduler
+	ns      string
+	start   time.Time
+	pods    map[string]*v1.Pod // every pod created, by name, as created
+	deleted map[string]bool
+	nodes   map[string]bool
+	classes []string
+	proc    *schedulerProcess
+}
+
+// Run plays one scenario against one scheduler: a fresh namespace, no nodes,
+// a fresh scheduler process. It always cleans up after itself.
+func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result {
+	timeout := time.Duration(sc.TimeoutSeconds) * time.Second
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ru := &run{
+		r: r, sc: sc, sched: sched,
+		ns:      fmt.Sprintf("ch%02d-%s", sched.Chapter, sc.Name),
+		start:   time.Now(),
+		pods:    map[string]*v1.Pod{},
+		deleted: map[string]bool{},
+		nodes:   map[string]bool{},
+	}
+	res := Result{Scenario: sc.Name, Log: filepath.Join(r.LogDir, ru.ns+".log")}
+	problems := ru.play(ctx, res.Log)
+	if ru.proc != nil {
+		if err := ru.proc.stop(); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	res.Placements, _ = ru.placements(context.Background())
+	if len(problems) == 0 {
+		checked, n := ru.checkInvariants(context.Background())
+		problems = append(problems, checked...)
+		res.Bindings = n
+	}
+	if err := ru.cleanup(); err != nil {
+		problems = append(problems, "cleanup: "+err.Error())
+	}
+	res.Problems = problems
+	res.Passed = len(problems) == 0
+	res.Duration = time.Since(ru.start)
+	return res
+}
+
+func (ru *run) play(ctx context.Context, logPath string) []string {
+	if _, err := ru.r.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ru.ns}}, metav1.CreateOptions{}); err != nil {
+		return []string{"creating the namespace: " + err.Error()}
+	}
+	startsLater := false
+	for _, st := range ru.sc.Steps {
+		if st.StartScheduler != nil {
+			startsLater = true
+		}
+	}
+	if !startsLater {
+		if err := ru.startScheduler(logPath); err != nil {
+			return []string{err.Error()}
+		}
+	}
+	for i, st := range ru.sc.Steps {
+		if err := ru.step(ctx, st, logPath); err != nil {
+			return []string{fmt.Sprintf("step %d: %v", i+1, err)}
+		}
+		if ru.proc != nil && ru.proc.exited() {
+			return []string{fmt.Sprintf("the scheduler exited during step %d; see %s", i+1, logPath)}
+		}
+	}
+	if err := ru.waitForExpectations(ctx); err != nil {
+		return []string{err.Error()}
+	}
+	if ru.proc != nil && ru.proc.exited() {
+		return []string{"the scheduler exited before the scenario ended; see " + logPath}
+	}
+	return nil
+}
+
+func (ru *run) startScheduler(logPath string) error {
+	proc, err := startSchedulerProcess(ru.sched, ru.r.Cluster.Kubeconfig, ru.sc.SchedulerArgs, logPath)
+	if err != nil {
+		return err
+	}
+	ru.proc = proc
+	return nil
+}
+
+func (ru *run) step(ctx context.Context, st Step, logPath string) error {
+	client := ru.r.Client
+	switch {
+	case st.StartScheduler != nil:
+		return ru.startScheduler(logPath)
+	case st.CreateNodes != nil:
+		for _, spec := range st.CreateNodes {
+			for _, name := range expand(spec.Name, spec.Count) {
+				if _, err := client.CoreV1().Nodes().Create(ctx, makeNode(name, spec), metav1.CreateOptions{}); err != nil {
+					return fmt.Errorf("creating node %s: %w", name, err)
+				}
+				ru.nodes[name] = true
+			}
+		}
+	case st.CreatePods != nil:
+		for _, spec := range st.CreatePods {
+			for _, name := range expand(spec.Name, spec.Count) {
+				pod, err := client.CoreV1().Pods(ru.ns).Create(ctx, makePod(ru.ns, name, spec), metav1.CreateOptions{})
+				if err != nil {
+					return fmt.Errorf("creating pod %s: %w", name, err)
+				}
+				ru.pods[name] = pod
+			}
+		}
+	case st.CreatePriorityClasses != nil:
+		for _, pc := range st.CreatePriorityClasses {
+			name := ru.ns + "-" + pc.Name
+			obj := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: pc.Value}
+			if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating priority class %s: %w", name, err)
+			}
+			ru.classes = append(ru.classes, name)
+		}
+	case st.DeletePods != nil:
+		for _, pattern := range st.DeletePods {
+			for _, name := range ru.podNames(pattern) {
+				if err := client.CoreV1().Pods(ru.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+					return fmt.Errorf("deleting pod %s: %w", name, err)
+				}
+				ru.deleted[name] = true
+			}
+		}
+	case st.DeleteNodes != nil:
+		for _, name := range st.DeleteNodes {
+			if err := client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				return fmt.Errorf("deleting node %s: %w", name, err)
+			}
+			delete(ru.nodes, name)
+		}
+	case st.UpdateNode != nil:
+		return ru.updateNode(ctx, st.UpdateNode)
+	case st.UpdatePod != nil:
+		return ru.updatePod(ctx, st.UpdatePod)
+	case st.WaitFor != nil:
+		return ru.waitFor(ctx, st.WaitFor)
+	case st.AssertUnbound != nil:
+		placed, err := ru.placements(ctx)
+		if err != nil {
+			return err
+		}
+		for _, pattern := range st.AssertUnbound {
+			for _, name := range ru.podNames(pattern) {
+				if placed[name] != "" {
+					return fmt.Errorf("pod %s is bound to %s, want it unbound", name, placed[name])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (ru *run) updateNode(ctx context.Context, u *NodeUpdate) error {
+	nodes := ru.r.Client.CoreV1().Nodes()
+	node, err := nodes.Get(ctx, u.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for k, v := range u.Labels {
+		if v == nil {
+			delete(node.Labels, k)
+		} else {
+			if node.Labels == nil {
+				node.Labels = map[string]string{}
+			}
+			node.Labels[k] = *v
+		}
+	}
+	if u.Taints != nil {
+		node.Spec.Taints = *u.Taints
+	}
+	if u.Unschedulable != nil {
+		node.Spec.Unschedulable = *u.Unschedulable
+	}
+	if _, err := nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating node %s: %w", u.Name, err)
+	}
+	if u.CPU != "" {
+		node, err = nodes.Get(ctx, u.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		q, err := resource.ParseQuantity(u.CPU)
+		if err != nil {
+			return err
+		}
+		node.Status.Allocatable[v1.ResourceCPU] = q
+		node.Status.Capacity[v1.ResourceCPU] = q
+		if _, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating the status of node %s: %w", u.Name, err)
+		}
+	}
+	return nil
+}
+
+func (ru *run) updatePod(ctx context.Context, u *PodUpdate) error {
+	pods := ru.r.Client.CoreV1().Pods(ru.ns)
+	pod, err := pods.Get(ctx, u.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for k, v := range u.Labels {
+		if v == nil {
+			delete(pod.Labels, k)
+		} else {
+			if pod.Labels == nil {
+				pod.Labels = map[string]string{}
+			}
+			pod.Labels[k] = *v
+		}
+	}
+	if u.RemoveSchedulingGates {
+		pod.Spec.SchedulingGates = nil
+	}
+	if _, err := pods.Update(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating pod %s: %w", u.Name, err)
+	}
+	return nil
+}
+
+// podNames expands a name or glob to the pods created so far.
+func (ru *run) podNames(pattern string) []string {
+	var out []string
+	for name := range ru.pods {
+		if ok, _ := path.Match(pattern, name); ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// poll calls cond every 50ms until it returns true, an error, or ctx ends.
+func poll(ctx context.Context, what string, cond func() (bool, string, error)) error {
+	last := ""
+	for {
+		ok, state, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		last = state
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out waiting for %s: %s", what, last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (ru *run) waitFor(ctx context.Context, w *Wait) error {
+	var names []string
+	for _, p := range w.Pods {
+		names = append(names, ru.podNames(p)...)
+	}
+	what := fmt.Sprintf("pods %s to be bound", strings.Join(names, ", "))
+	if w.Condition != nil {
+		what = fmt.Sprintf("pods %s to have %s", strings.Join(names, ", "), w.Condition)
+	}
+	return poll(ctx, what, func() (bool, string, error) {
+		pods, err := ru.r.Client.CoreV1().Pods(ru.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		byName := map[string]*v1.Pod{}
+		for i := range pods.Items {
+			byName[pods.Items[i].Name] = &pods.Items[i]
+		}
+		for _, n := range names {
+			p := byName[n]
+			if p == nil {
+				return false, "", fmt.Errorf("pod %s no longer exists", n)
+			}
+			if w.Bound && p.Spec.NodeName == "" {
+				return false, "pod " + n + " is unbound", nil
+			}
+			if w.Condition != nil && !w.Condition.matches(p) {
+				return false, fmt.Sprintf("pod %s has conditions %s", n, conditionsString(p)), nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
+// waitForExpectations waits until every expected placement holds, then
+// until every pod expected unbound carries its expected condition.
+func (ru *run) waitForExpectations(ctx context.Context) error {
+	return poll(ctx, "the expected outcome", func() (bool, string, error) {
+		pods, err := ru.r.Client.CoreV1().Pods(ru.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		byName := map[string]*v1.Pod{}
+		for i := range pods.Items {
+			byName[pods.Items[i].Name] = &pods.Items[i]
+		}
+		for _, pattern := range sortedKeys(ru.sc.Expect.Bound) {
+			allowed := ru.sc.Expect.Bound[pattern]
+			for _, name := range ru.podNames(pattern) {
+				p := byName[name]
+				switch {
+				case p == nil:
+					return false, "", fmt.Errorf("pod %s, expected bound, no longer exists", name)
+				case p.Spec.NodeName == "":
+					return false, fmt.Sprintf("pod %s is unbound (%s)", name, conditionsString(p)), nil
+				case !allowed.Allows(p.Spec.NodeName):
+					return false, "", fmt.Errorf("pod %s is bound to %s, want %s", name, p.Spec.NodeName, strings.Join(allowed, " or "))
+				}
+			}
+		}
+		for _, pattern := range sortedKeys(ru.sc.Expect.Unbound) {
+			cond := ru.sc.Expect.Unbound[pattern]
+			for _, name := range ru.podNames(pattern) {
+				p := byName[name]
+				switch {
+				case p == nil:
+					return false, "", fmt.Errorf("pod %s, expected unbound, no longer exists", name)
+				case p.Spec.NodeName != "":
+					return false, "", fmt.Errorf("pod %s is bound to %s, want it unbound", name, p.Spec.NodeName)
+				case cond != nil && !cond.matches(p):
+					return false, fmt.Sprintf("pod %s has conditions %s, want %s", name, conditionsString(p), cond), nil
+				}
+			}
+		}
+		return true, "", nil
+	})
+}
+
+func (c *Condition) matches(p *v1.Pod) bool {
+	for _, pc := range p.Status.Conditions {
+		if string(pc.Type) != c.Type {
+			continue
+		}
+		return (c.Status == "" || string(pc.Status) == c.Status) &&
+			(c.Reason == "" || pc.Reason == c.Reason) &&
+			(c.Message == "" || pc.Message == c.Message)
+	}
+	return false
+}
+
+func (c *Condition) String() string {
+	s := c.Type + "=" + c.Status
+	if c.Reason != "" {
+		s += " reason " + c.Reason
+	}
+	if c.Message != "" {
+		s += fmt.Sprintf(" message %q", c.Message)
+	}
+	return s
+}
+
+func conditionsString(p *v1.Pod) string {
+	var parts []string
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			parts = append(parts, fmt.Sprintf("%s=%s %s %q", c.Type, c.Status, c.Reason, c.Message))
+		}
+	}
+	if len(parts) == 0 {
+		return "no PodScheduled condition"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (ru *run) placements(ctx context.Context) (map[string]string, error) {
+	pods, err := ru.r.Client.CoreV1().Pods(ru.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		out[p.Name] = p.Spec.NodeName
+	}
+	return out, nil
+}
+
+// cleanup removes the scenario's pods, nodes and priority classes, and
+// waits until they are gone, so the next scenario starts empty. Pods are
+// deleted at once (there is no kubelet to wait for).
+func (ru *run) cleanup() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := ru.r.Client
+	zero := int64(0)
+	var errs []error
+	if err := client.CoreV1().Pods(ru.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+		errs = append(errs, err)
+	}
+	if err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		errs = append(errs, err)
+	}
+	for _, pc := range ru.classes {
+		if err := client.SchedulingV1().PriorityClasses().Delete(ctx, pc, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	// Without a namespace controller a deleted namespace never goes away;
+	// the empty namespace stays, and names are never reused within a run.
+	errs = append(errs, poll(ctx, "pods and nodes to be deleted", func() (bool, string, error) {
+		pods, err := client.CoreV1().Pods(ru.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return len(pods.Items) == 0 && len(nodes.Items) == 0, fmt.Sprintf("%d pods, %d nodes left", len(pods.Items), len(nodes.Items)), nil
+	}))
+	return errors.Join(errs...)
+}
+
+func makeNode(name string, spec NodeSpec) *v1.Node {
+	or := func(v, def string) resource.Quantity {
+		if v == "" {
+			v = def
+		}
+		return resource.MustParse(v)
+	}
+	resources := v1.ResourceList{
+		v1.ResourceCPU:    or(spec.CPU, "4"),
+		v1.ResourceMemory: or(spec.Memory, "16Gi"),
+		v1.ResourcePods:   or(spec.Pods, "110"),
+	}
+	labels := map[string]string{v1.LabelHostname: name}
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Labels:      labels,
+			Annotations: map[string]string{cluster.FakeNodeAnnotation: cluster.FakeNodeAnnotationValue},
+		},
+		Spec:   v1.NodeSpec{Taints: spec.Taints, Unschedulable: spec.Unschedulable},
+		Status: v1.NodeStatus{Allocatable: resources, Capacity: resources.DeepCopy()},
+	}
+}
+
+func makePod(ns, name string, spec PodSpec) *v1.Pod {
+	schedulerName := spec.SchedulerName
+	if schedulerName == "" {
+		schedulerName = DefaultSchedulerName
+	}
+	requests := v1.ResourceList{}
+	if spec.CPU != "" {
+		requests[v1.ResourceCPU] = resource.MustParse(spec.CPU)
+	}
+	if spec.Memory != "" {
+		requests[v1.ResourceMemory] = resource.MustParse(spec.Memory)
+	}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: spec.Labels, Annotations: spec.Annotations},
+		Spec: v1.PodSpec{
+			SchedulerName:     schedulerName,
+			NodeSelector:      spec.NodeSelector,
+			Affinity:          spec.Affinity,
+			Tolerations:       spec.Tolerations,
+			PriorityClassName: priorityClassName(ns, spec.PriorityClassName),
+			Containers: []v1.Container{{
+				Name: "app", Image: "registry.k8s.io/pause:3.10",
+				Resources: v1.ResourceRequirements{Requests: requests},
+			}},
+		},
+	}
+	for _, g := range spec.SchedulingGates {
+		pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: g})
+	}
+	return pod
+}
+
+// priorityClassName scopes a scenario's PriorityClass names to its
+// namespace, since PriorityClasses are cluster-wide.
+func priorityClassName(ns, name string) string {
+	if name == "" {
+		return ""
+	}
+	return ns + "-" + name
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// schedulerProcess is a running scheduler.
+type schedulerProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func startSchedulerProcess(s Scheduler, kubeconfig string, extra []string, logPath string) (*schedulerProcess, error) {
+	addr, err := freeAddress()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{}, s.Command[1:]...)
+	args = append(args, "--kubeconfig="+kubeconfig, "--metrics-bind-address="+addr)
+	args = append(args, extra...)
+	cmd := exec.Command(s.Command[0], args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", s.Label, err)
+	}
+	p := &schedulerProcess{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *schedulerProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM and expects a clean exit 0: a crash, a data race found
+// by the race detector (exit 66) or a hang fails the scenario.
+func (p *schedulerProcess) stop() error {
+	if p.exited() {
+		return fmt.Errorf("the scheduler had exited on its own: %v", p.err)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return errors.New("the scheduler did not stop within 30s of SIGTERM")
+	}
+	if p.err != nil {
+		return fmt.Errorf("the scheduler did not exit cleanly after SIGTERM: %v", p.err)
+	}
+	return nil
+}
+
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

@@ -1,0 +1,357 @@
+// Package e2e is the shared KWOK scenario suite: scenarios are data (nodes,
+// pods, steps, expected outcomes) in scenarios/*.yaml, and one runner plays
+// them against any chapter's scheduler binary, the way one test suite proves
+// every chapter of a book. See scenarios/README.md for the format.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Scenario is one scenario file.
+type Scenario struct {
+	// Name is the file name without .yaml.
+	Name string `json:"-"`
+	// File is where the scenario was loaded from.
+	File string `json:"-"`
+
+	Description string `json:"description"`
+	// FirstChapter is the first chapter that must pass the scenario; every
+	// later chapter must pass it too.
+	FirstChapter int `json:"firstChapter"`
+	// Deterministic marks scenarios with exactly one right placement for
+	// every pod, which `make compare` replays against kube-scheduler.
+	Deterministic bool `json:"deterministic,omitempty"`
+	// TimeoutSeconds bounds how long a failing scenario waits (default 60).
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	// SchedulerArgs are added to the scheduler's command line.
+	SchedulerArgs []string `json:"schedulerArgs,omitempty"`
+	Steps         []Step   `json:"steps"`
+	Expect        Expect   `json:"expect"`
+}
+
+// Step does one thing. Exactly one field is set.
+type Step struct {
+	// StartScheduler starts the scheduler here rather than before the first
+	// step, so pods created before it are found by its first list.
+	StartScheduler *struct{} `json:"startScheduler,omitempty"`
+	CreateNodes    []NodeSpec `json:"createNodes,omitempty"`
+	CreatePods     []PodSpec  `json:"createPods,omitempty"`
+	// CreatePriorityClasses creates PriorityClasses, removed after the
+	// scenario.
+	CreatePriorityClasses []PriorityClassSpec `json:"createPriorityClasses,omitempty"`
+	DeletePods            []string            `json:"deletePods,omitempty"`
+	DeleteNodes           []string            `json:"deleteNodes,omitempty"`
+	UpdateNode            *NodeUpdate         `json:"updateNode,omitempty"`
+	UpdatePod             *PodUpdate          `json:"updatePod,omitempty"`
+	// WaitFor blocks until every listed pod is in the given state.
+	WaitFor *Wait `json:"waitFor,omitempty"`
+	// AssertUnbound checks, at this moment, that the pods have no node.
+	AssertUnbound []string `json:"assertUnbound,omitempty"`
+}
+
+// NodeSpec describes fake nodes. With Count > 1 the names are Name-0,
+// Name-1, ...
+type NodeSpec struct {
+	Name          string            `json:"name"`
+	Count         int               `json:"count,omitempty"`
+	CPU           string            `json:"cpu,omitempty"`    // default "4"
+	Memory        string            `json:"memory,omitempty"` // default "16Gi"
+	Pods          string            `json:"pods,omitempty"`   // default "110"
+	Labels        map[string]string `json:"labels,omitempty"`
+	Taints        []v1.Taint        `json:"taints,omitempty"`
+	Unschedulable bool              `json:"unschedulable,omitempty"`
+}
+
+// PodSpec describes pods. With Count > 1 the names are Name-0, Name-1, ...
+type PodSpec struct {
+	Name  string `json:"name"`
+	Count int    `json:"count,omitempty"`
+	// SchedulerName defaults to the scheduler under test.
+	SchedulerName     string            `json:"schedulerName,omitempty"`
+	CPU               string            `json:"cpu,omitempty"`
+	Memory            string            `json:"memory,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	Annotations       map[string]string `json:"annotations,omitempty"`
+	NodeSelector      map[string]string `json:"nodeSelector,omitempty"`
+	Affinity          *v1.Affinity      `json:"affinity,omitempty"`
+	Tolerations       []v1.Toleration   `json:"tolerations,omitempty"`
+	PriorityClassName string            `json:"priorityClassName,omitempty"`
+	SchedulingGates   []string          `json:"schedulingGates,omitempty"`
+}
+
+// PriorityClassSpec is a PriorityClass.
+type PriorityClassSpec struct {
+	Name  string `json:"name"`
+	Value int32  `json:"value"`
+}
+
+// NodeUpdate changes a node. A label with a null value is removed; Taints,
+// when given, replace the node's taints.
+type NodeUpdate struct {
+	Name          string             `json:"name"`
+	Labels        map[string]*string `json:"labels,omitempty"`
+	Taints        *[]v1.Taint        `json:"taints,omitempty"`
+	Unschedulable *bool              `json:"unschedulable,omitempty"`
+	// CPU, when set, changes the node's allocatable and capacity cpu.
+	CPU string `json:"cpu,omitempty"`
+}
+
+// PodUpdate changes a pending pod.
+type PodUpdate struct {
+	Name   string             `json:"name"`
+	Labels map[string]*string `json:"labels,omitempty"`
+	// RemoveSchedulingGates clears spec.schedulingGates.
+	RemoveSchedulingGates bool `json:"removeSchedulingGates,omitempty"`
+}
+
+// Wait names pods and the state to wait for.
+type Wait struct {
+	Pods []string `json:"pods"`
+	// Bound waits for a node.
+	Bound bool `json:"bound,omitempty"`
+	// Condition waits for a pod condition, e.g. PodScheduled=False with
+	// reason Unschedulable.
+	Condition *Condition `json:"condition,omitempty"`
+}
+
+// Condition matches a pod condition; empty fields match anything.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Expect is the outcome the scenario waits for once its steps are done.
+type Expect struct {
+	// Bound maps pod names (or globs, e.g. web-*) to the nodes they may be
+	// bound to: one name, a list, or "*" for any node.
+	Bound map[string]Nodes `json:"bound,omitempty"`
+	// Unbound maps pods (or globs) that must stay without a node to the
+	// PodScheduled condition they must carry (nil: no condition checked).
+	Unbound map[string]*Condition `json:"unbound,omitempty"`
+	// MayStayPending names pods that a plugin holds back on purpose although
+	// they fit (the gang gate of chapter 04), exempt from the invariant
+	// "no pod that fits stays pending".
+	MayStayPending []string `json:"mayStayPending,omitempty"`
+}
+
+// Nodes is a set of node names; "*" is any node. In YAML it is a name or a
+// list of names.
+type Nodes []string
+
+// UnmarshalJSON accepts "node" as well as ["a", "b"].
+func (n *Nodes) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*n = Nodes{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("want a node name or a list of node names, got %s", b)
+	}
+	*n = many
+	return nil
+}
+
+// Allows says whether node is in the set.
+func (n Nodes) Allows(node string) bool {
+	for _, want := range n {
+		if want == "*" || want == node {
+			return true
+		}
+	}
+	return false
+}
+
+// expand names count objects after name.
+func expand(name string, count int) []string {
+	if count <= 1 {
+		return []string{name}
+	}
+	out := make([]string, count)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", name, i)
+	}
+	return out
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// LoadDir loads every scenario in dir, sorted by first chapter, then name.
+func LoadDir(dir string) ([]*Scenario, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no scenario files in %s", dir)
+	}
+	var out []*Scenario
+	var errs []error
+	for _, f := range files {
+		s, err := Load(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].FirstChapter != out[j].FirstChapter {
+			return out[i].FirstChapter < out[j].FirstChapter
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// Load reads and checks one scenario file. Every error names the file and
+// the problem.
+func Load(file string) (*Scenario, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scenario{}
+	if err := yaml.UnmarshalStrict(data, s); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	s.File = file
+	s.Name = strings.TrimSuffix(filepath.Base(file), ".yaml")
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return s, nil
+}
+
+func (s *Scenario) validate() error {
+	if !dnsLabel.MatchString(s.Name) || len(s.Name) > 50 {
+		return fmt.Errorf("the file name %q must be a DNS label of at most 50 characters", s.Name)
+	}
+	if s.Description == "" {
+		return errors.New("description is missing")
+	}
+	if s.FirstChapter < 1 || s.FirstChapter > 8 {
+		return fmt.Errorf("firstChapter is %d, want 1 to 8", s.FirstChapter)
+	}
+	if len(s.Steps) == 0 {
+		return errors.New("steps are missing")
+	}
+	if len(s.Expect.Bound) == 0 && len(s.Expect.Unbound) == 0 {
+		return errors.New("expect has neither bound nor unbound pods")
+	}
+	pods, nodes := map[string]bool{}, map[string]bool{}
+	starts := 0
+	for i, st := range s.Steps {
+		n := 0
+		var b bytes.Buffer
+		if err := json.NewEncoder(&b).Encode(st); err != nil {
+			return err
+		}
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(b.Bytes(), &fields)
+		n = len(fields)
+		if n != 1 {
+			return fmt.Errorf("step %d has %d actions, want exactly one", i+1, n)
+		}
+		if st.StartScheduler != nil {
+			starts++
+		}
+		for _, ns := range st.CreateNodes {
+			if ns.Name == "" {
+				return fmt.Errorf("step %d: a node has no name", i+1)
+			}
+			for _, name := range expand(ns.Name, ns.Count) {
+				nodes[name] = true
+			}
+		}
+		for _, ps := range st.CreatePods {
+			if ps.Name == "" {
+				return fmt.Errorf("step %d: a pod has no name", i+1)
+			}
+			for _, name := range expand(ps.Name, ps.Count) {
+				if pods[name] {
+					return fmt.Errorf("step %d: pod %s is created twice", i+1, name)
+				}
+				pods[name] = true
+			}
+		}
+		var refs []string
+		refs = append(refs, st.DeletePods...)
+		refs = append(refs, st.AssertUnbound...)
+		if st.UpdatePod != nil {
+			refs = append(refs, st.UpdatePod.Name)
+		}
+		if st.WaitFor != nil {
+			if len(st.WaitFor.Pods) == 0 || (!st.WaitFor.Bound && st.WaitFor.Condition == nil) {
+				return fmt.Errorf("step %d: waitFor needs pods and either bound or condition", i+1)
+			}
+			refs = append(refs, st.WaitFor.Pods...)
+		}
+		for _, p := range refs {
+			if !matchesAny(p, pods) {
+				return fmt.Errorf("step %d names pod %q, which no earlier step creates", i+1, p)
+			}
+		}
+		var nodeRefs []string
+		nodeRefs = append(nodeRefs, st.DeleteNodes...)
+		if st.UpdateNode != nil {
+			nodeRefs = append(nodeRefs, st.UpdateNode.Name)
+		}
+		for _, n := range nodeRefs {
+			if !nodes[n] {
+				return fmt.Errorf("step %d names node %q, which no earlier step creates", i+1, n)
+			}
+		}
+	}
+	if starts > 1 {
+		return errors.New("startScheduler appears more than once")
+	}
+	for p, ns := range s.Expect.Bound {
+		if !matchesAny(p, pods) {
+			return fmt.Errorf("expect.bound names pod %q, which no step creates", p)
+		}
+		if len(ns) == 0 {
+			return fmt.Errorf("expect.bound.%s lists no node", p)
+		}
+		for _, n := range ns {
+			if n != "*" && !nodes[n] {
+				return fmt.Errorf("expect.bound.%s names node %q, which no step creates", p, n)
+			}
+		}
+	}
+	for p := range s.Expect.Unbound {
+		if !matchesAny(p, pods) {
+			return fmt.Errorf("expect.unbound names pod %q, which no step creates", p)
+		}
+	}
+	return nil
+}
+
+// matchesAny says whether pattern (a name or a glob) matches a known pod.
+func matchesAny(pattern string, pods map[string]bool) bool {
+	for p := range pods {
+		if ok, _ := path.Match(pattern, p); ok {
+			return true
+		}
+	}
+	return false
+}
