@@ -75,6 +75,10 @@ done
 
 control_plane=(kube-apiserver kube-scheduler kubectl etcd)
 assets="${KUBEBUILDER_ASSETS:-}"
+# Our own bin directory is not a user's directory of binaries.
+if [[ -n "${assets}" && "$(cd "${assets}" 2>/dev/null && pwd -P)" == "$(cd "${bin}" && pwd -P)" ]]; then
+  assets=""
+fi
 if [[ -n "${assets}" && -x "${assets}/etcd" && -x "${assets}/kube-apiserver" ]] \
   && "${assets}/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes ${KUBERNETES_VERSION}" \
   && "${assets}/etcd" --version 2>/dev/null | grep -q "etcd Version: ${ETCD_VERSION#v}$"; then

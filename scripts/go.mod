@@ -3,6 +3,7 @@ module minisched/scripts
 go 1.26.0
 
 require (
+	github.com/golangci/misspell v0.8.0
 	golang.org/x/mod v0.42.0
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1

@@ -31,8 +31,8 @@ type auditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	RequestObject            json.RawMessage `json:"requestObject"`
-	ResponseObject           json.RawMessage `json:"responseObject"`
+	RequestObject            json.RawMessage  `json:"requestObject"`
+	ResponseObject           json.RawMessage  `json:"responseObject"`
 	RequestReceivedTimestamp metav1.MicroTime `json:"requestReceivedTimestamp"`
 	StageTimestamp           metav1.MicroTime `json:"stageTimestamp"`
 }

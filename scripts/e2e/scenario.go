@@ -46,7 +46,7 @@ type Scenario struct {
 type Step struct {
 	// StartScheduler starts the scheduler here rather than before the first
 	// step, so pods created before it are found by its first list.
-	StartScheduler *struct{} `json:"startScheduler,omitempty"`
+	StartScheduler *struct{}  `json:"startScheduler,omitempty"`
 	CreateNodes    []NodeSpec `json:"createNodes,omitempty"`
 	CreatePods     []PodSpec  `json:"createPods,omitempty"`
 	// CreatePriorityClasses creates PriorityClasses, removed after the

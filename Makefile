@@ -1,0 +1,110 @@
+# minisched: a kube-scheduler built one concept per chapter.
+#
+#   make demo      run the newest chapter on a local cluster (CHAPTER=NN for another)
+#   make test      every test: vet, unit and integration tests, the KWOK scenarios
+#   make help      everything else
+#
+# Everything the targets need is built from Go modules on first use (see
+# scripts/build-tools.sh); nothing is downloaded but Go modules.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT      := $(CURDIR)
+TOOLS_DIR ?= $(ROOT)/.cache/tools
+BIN_DIR   := $(ROOT)/.cache/bin
+CHAPTERS  := $(patsubst %/go.mod,%,$(sort $(wildcard 0[1-9]-*/go.mod)))
+MODULES   := $(CHAPTERS) scripts scripts/tools
+# CHAPTER picks one chapter by number (01, 02, ...); e2e runs all without it.
+CHAPTER   ?=
+NEWEST    := $(shell echo $(lastword $(CHAPTERS)) | cut -c1-2)
+# A KUBEBUILDER_ASSETS the user set names binaries to reuse (see
+# scripts/build-tools.sh); build-tools links them into $(TOOLS_DIR)/bin, and
+# the tests then find etcd and kube-apiserver there.
+USER_ASSETS := $(KUBEBUILDER_ASSETS)
+export KUBEBUILDER_ASSETS := $(TOOLS_DIR)/bin
+# scripts/stage.sh prints a stage's name and how long it took.
+STAGE     := bash scripts/stage.sh
+
+.PHONY: help
+help: ## Show the targets.
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+.PHONY: check-go
+check-go:
+	@bash scripts/check-go.sh
+
+.PHONY: tools
+tools: check-go ## Build etcd, kube-apiserver, kube-scheduler, kubectl, kwok, kwokctl (first time ~9 min).
+	@KUBEBUILDER_ASSETS="$(USER_ASSETS)" bash scripts/build-tools.sh $(TOOLS_DIR)
+
+$(BIN_DIR)/cluster: $(shell find scripts/cluster scripts/cmd/cluster -name '*.go') scripts/go.mod
+	@mkdir -p $(BIN_DIR)
+	@go build -o $@ ./scripts/cmd/cluster
+
+.PHONY: up
+up: tools $(BIN_DIR)/cluster ## Start the local cluster in the background; prints `export KUBECONFIG=...` last.
+	@$(BIN_DIR)/cluster up --dir $(ROOT)/.cache/cluster --tools $(TOOLS_DIR)
+
+.PHONY: down
+down: $(BIN_DIR)/cluster ## Stop the local cluster and remove its files.
+	@$(BIN_DIR)/cluster down --dir $(ROOT)/.cache/cluster
+
+.PHONY: demo
+demo: tools ## Run a chapter (CHAPTER=NN, default the newest) on a fresh cluster; ONCE=1 exits when done.
+	@go run ./scripts/cmd/demo --chapter $(or $(CHAPTER),$(NEWEST)) --tools $(TOOLS_DIR) $(if $(ONCE),--once)
+
+.PHONY: e2e
+e2e: tools ## Run the shared KWOK scenarios against every chapter, or CHAPTER=NN.
+	@go run ./scripts/cmd/e2e --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(RUN),--run '$(RUN)')
+
+.PHONY: vet
+vet: ## go vet every module.
+	@for m in $(CHAPTERS) scripts; do (cd $$m && GOWORK=off go vet ./...) || exit 1; done
+
+.PHONY: unit-integration
+unit-integration: tools
+	@for m in $(CHAPTERS) scripts; do \
+	  $(STAGE) "go test $$m" env -C $$m GOWORK=off go test -race -count=1 ./... || exit 1; \
+	done
+
+.PHONY: test
+test: tools ## vet, then every chapter's unit and integration tests (-race), then the scenarios.
+	@$(STAGE) "make test" $(MAKE) --no-print-directory test-stages
+
+.PHONY: test-stages
+test-stages:
+	@$(STAGE) vet $(MAKE) --no-print-directory vet
+	@$(STAGE) "unit and integration tests" $(MAKE) --no-print-directory unit-integration
+	@$(STAGE) "KWOK scenarios (make e2e)" $(MAKE) --no-print-directory e2e
+
+.PHONY: pin
+pin: ## Rewrite every go.mod and go.work from scripts/versions.env, then go mod tidy.
+	@env -C scripts GOWORK=off go run ./cmd/pin -root ..
+	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy) || exit 1; done
+
+.PHONY: diffs
+diffs: ## Regenerate docs/diffs and the code snippets in docs/.
+	@go run ./scripts/cmd/gendiff -root .
+	@go run ./scripts/cmd/verifydocs -root . -fix
+
+.PHONY: verify
+verify: check-go ## Check versions, go mod tidy, gofmt, vet, standalone builds, generated diffs, snippets, links, spelling.
+	@$(STAGE) "versions (scripts/versions.env)" env -C scripts GOWORK=off go run ./cmd/pin -root .. -check
+	@$(STAGE) "go mod tidy" bash -c 'for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy -diff >/dev/null) || { echo "$$m: go mod tidy would change go.mod/go.sum (run make pin)"; exit 1; }; done'
+	@$(STAGE) gofmt bash -c 'out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi'
+	@$(STAGE) vet $(MAKE) --no-print-directory vet
+	@$(STAGE) "each chapter builds alone (GOWORK=off)" bash -c 'for m in $(CHAPTERS); do (cd $$m && GOWORK=off go build ./...) || exit 1; done'
+	@$(STAGE) "generated diffs" go run ./scripts/cmd/gendiff -root . -check
+	@$(STAGE) "docs: snippets, links, run outputs, spelling" go run ./scripts/cmd/verifydocs -root .
+
+.PHONY: docs-data
+docs-data: tools ## Regenerate the outputs of real runs that the docs show (stamped with date and machine).
+	@go run ./scripts/cmd/docsdata -root . --tools $(TOOLS_DIR)
+
+.PHONY: clean
+clean: ## Stop the local cluster and remove .cache (tools, logs). Go's own caches stay.
+	@if [ -x $(BIN_DIR)/cluster ]; then $(BIN_DIR)/cluster down --dir $(ROOT)/.cache/cluster; fi
+	@rm -rf $(ROOT)/.cache
+	@echo "Removed .cache. Go's module and build caches (about 4 GB) stay; 'go clean -cache -modcache' removes them."

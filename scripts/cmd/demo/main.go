@@ -1,0 +1,225 @@
+// Command demo runs one chapter's scheduler on a fresh local cluster: it
+// creates a few fake nodes and a dozen pods, prints a table of pod, node and
+// phase that updates as the pods go Running, and then keeps the cluster up
+// for kubectl until Ctrl-C. With --once it exits 0 when every pod runs, or
+// non-zero when they do not within the timeout.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"minisched/scripts/cluster"
+	"minisched/scripts/e2e"
+)
+
+const namespace = "demo"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "demo: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	chapterFlag := flag.String("chapter", "", "chapter number, e.g. 01")
+	tools := flag.String("tools", ".cache/tools", "tools directory")
+	once := flag.Bool("once", false, "exit once every pod runs")
+	timeout := flag.Duration("timeout", 2*time.Minute, "with --once, how long to wait for the pods")
+	flag.Parse()
+
+	all, err := e2e.FindChapters(".")
+	if err != nil {
+		return err
+	}
+	chosen, err := e2e.SelectChapters(all, *chapterFlag)
+	if err != nil {
+		return err
+	}
+	if len(chosen) != 1 {
+		return fmt.Errorf("--chapter must name one chapter, e.g. --chapter 01")
+	}
+	ch := chosen[0]
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := filepath.Abs(filepath.Join(".cache", "demo"))
+	if err != nil {
+		return err
+	}
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	fmt.Printf("Building %s ...\n", ch.Dir)
+	bin := filepath.Join(dir, ch.Dir)
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = ch.Dir
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %v\n%s", ch.Dir, err, out)
+	}
+
+	fmt.Println("Starting etcd, kube-apiserver and kwok on 127.0.0.1 ...")
+	cl, err := cluster.Start(ctx, cluster.Options{ToolsDir: *tools, Dir: filepath.Join(dir, "cluster")})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("Stopping the cluster.")
+		if err := cl.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "demo: stopping the cluster:", err)
+		}
+	}()
+	client := kubernetes.NewForConfigOrDie(cl.Config)
+	if err := createDemo(ctx, client); err != nil {
+		return err
+	}
+
+	logPath := filepath.Join(dir, "scheduler.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	sched := exec.Command(bin, "--kubeconfig="+cl.Kubeconfig, "--metrics-bind-address=127.0.0.1:0", "-v=2")
+	sched.Stdout, sched.Stderr = logFile, logFile
+	if err := sched.Start(); err != nil {
+		return err
+	}
+	schedDone := make(chan error, 1)
+	go func() { schedDone <- sched.Wait() }()
+	defer func() {
+		_ = sched.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-schedDone:
+		case <-time.After(10 * time.Second):
+			_ = sched.Process.Kill()
+		}
+	}()
+	fmt.Printf("Started %s (log: %s)\n\n", ch.Dir, logPath)
+
+	finished, err := watchTable(ctx, client, *timeout, schedDone)
+	if err != nil {
+		return err
+	}
+	if *once {
+		if !finished {
+			return fmt.Errorf("not every pod was Running within %s; see %s", *timeout, logPath)
+		}
+		return nil
+	}
+	fmt.Printf("\nThe cluster stays up. In another terminal:\n\n  export KUBECONFIG=%s\n  %s get pods -n %s -o wide\n\nCtrl-C stops the scheduler and the cluster.\n",
+		cl.Kubeconfig, filepath.Join(*tools, "bin", "kubectl"), namespace)
+	select {
+	case <-ctx.Done():
+	case err := <-schedDone:
+		return fmt.Errorf("the scheduler exited: %v; see %s", err, logPath)
+	}
+	return nil
+}
+
+// createDemo makes four fake nodes and a dozen pods of mixed sizes.
+func createDemo(ctx context.Context, client kubernetes.Interface) error {
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	for i := range 4 {
+		res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110")}
+		node := &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        fmt.Sprintf("kwok-node-%d", i),
+				Annotations: map[string]string{cluster.FakeNodeAnnotation: cluster.FakeNodeAnnotationValue},
+				Labels:      map[string]string{v1.LabelHostname: fmt.Sprintf("kwok-node-%d", i)},
+			},
+			Status: v1.NodeStatus{Allocatable: res, Capacity: res.DeepCopy()},
+		}
+		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	sizes := []string{"100m", "250m", "500m"}
+	for i := range 12 {
+		pod := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("demo-%02d", i)},
+			Spec: v1.PodSpec{
+				SchedulerName: e2e.DefaultSchedulerName,
+				Containers: []v1.Container{{
+					Name: "app", Image: "registry.k8s.io/pause:3.10",
+					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+						v1.ResourceCPU: resource.MustParse(sizes[i%len(sizes)]), v1.ResourceMemory: resource.MustParse("128Mi"),
+					}},
+				}},
+			},
+		}
+		if _, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watchTable prints the pod table each time it changes, until every pod is
+// Running (true), the timeout passes or the scheduler exits (false).
+func watchTable(ctx context.Context, client kubernetes.Interface, timeout time.Duration, schedDone <-chan error) (bool, error) {
+	deadline := time.After(timeout)
+	last := ""
+	for {
+		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		table, running := render(pods.Items)
+		if table != last {
+			fmt.Println(table)
+			last = table
+		}
+		if running == len(pods.Items) {
+			fmt.Printf("All %d pods are Running.\n", running)
+			return true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-deadline:
+			return false, nil
+		case err := <-schedDone:
+			return false, fmt.Errorf("the scheduler exited: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func render(pods []v1.Pod) (string, int) {
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-10s %-8s %-12s %s\n", "POD", "CPU", "NODE", "PHASE")
+	running := 0
+	for _, p := range pods {
+		node := p.Spec.NodeName
+		if node == "" {
+			node = "-"
+		}
+		if p.Status.Phase == v1.PodRunning {
+			running++
+		}
+		cpu := p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU]
+		fmt.Fprintf(&b, "%-10s %-8s %-12s %s\n", p.Name, cpu.String(), node, p.Status.Phase)
+	}
+	fmt.Fprintf(&b, "%d/%d Running", running, len(pods))
+	return b.String(), running
+}

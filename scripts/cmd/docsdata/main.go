@@ -1,0 +1,103 @@
+// Command docsdata regenerates the outputs of real runs that the docs embed
+// (docs/data/*.txt): each chapter's demo, and the scenario table of every
+// chapter. Each file starts with a line saying when and on what machine it
+// was made. `make verify` does not rerun these (their timings and random
+// placements differ run to run); it checks that they exist and are shown.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"minisched/scripts/docsgen"
+)
+
+func main() {
+	root := flag.String("root", ".", "repository root")
+	tools := flag.String("tools", ".cache/tools", "tools directory")
+	flag.Parse()
+	if err := run(*root, *tools); err != nil {
+		fmt.Fprintln(os.Stderr, "docsdata: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run(root, tools string) error {
+	chapters, err := docsgen.ChapterDirs(root)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, "docs", "data")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, ch := range chapters {
+		fmt.Println("demo of", ch)
+		out, err := command(root, "go", "run", "./scripts/cmd/demo", "--chapter", ch[:2], "--once", "--tools", tools)
+		if err != nil {
+			return fmt.Errorf("demo of %s: %w\n%s", ch, err, out)
+		}
+		if err := write(filepath.Join(dir, ch+"-demo.txt"), "make demo CHAPTER="+ch[:2]+" ONCE=1", lastTable(out)); err != nil {
+			return err
+		}
+	}
+	fmt.Println("scenarios of every chapter")
+	out, err := command(root, "go", "run", "./scripts/cmd/e2e", "--tools", tools)
+	if err != nil {
+		return fmt.Errorf("e2e: %w\n%s", err, out)
+	}
+	return write(filepath.Join(dir, "e2e.txt"), "make e2e", out)
+}
+
+func command(dir string, args ...string) (string, error) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = os.Stderr
+	err := cmd.Run()
+	return stdout.String(), err
+}
+
+// lastTable keeps the demo's final table and what follows it.
+func lastTable(out string) string {
+	if i := strings.LastIndex(out, "POD "); i >= 0 {
+		out = out[i:]
+	}
+	out, _, _ = strings.Cut(out, "Stopping the cluster.")
+	return out
+}
+
+func write(path, command, body string) error {
+	header := fmt.Sprintf("$ %s\n# output of a real run by `make docs-data` on %s, %s\n", command, time.Now().UTC().Format("2006-01-02"), machine())
+	return os.WriteFile(path, []byte(header+strings.TrimRight(body, "\n")+"\n"), 0o644)
+}
+
+// machine describes this machine in one line: OS, CPU model and count,
+// memory, Go version.
+func machine() string {
+	cpu := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int
+		if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err == nil {
+			mem = fmt.Sprintf(", %d GiB RAM", (kb+512*1024)/(1024*1024))
+		}
+	}
+	return fmt.Sprintf("%s/%s, %d x %s%s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpu, mem, runtime.Version())
+}

@@ -1,0 +1,119 @@
+// Command verifydocs checks the docs the way a reader would trip over them:
+// a generated block (code snippet, diff summary, run output) that no longer
+// matches its source, a relative link or anchor that leads nowhere, a run
+// output that is missing or not shown on any page, a chapter without its
+// page, and misspellings in the docs and in Go comments. With -fix it
+// rewrites the generated blocks instead of failing on them.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"minisched/scripts/docsgen"
+)
+
+func main() {
+	root := flag.String("root", ".", "repository root")
+	fix := flag.Bool("fix", false, "rewrite generated blocks")
+	flag.Parse()
+	problems, err := run(*root, *fix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "verifydocs: "+err.Error())
+		os.Exit(1)
+	}
+	for _, p := range problems {
+		fmt.Fprintln(os.Stderr, "verifydocs: "+p)
+	}
+	if len(problems) > 0 {
+		os.Exit(1)
+	}
+}
+
+func run(root string, fix bool) ([]string, error) {
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	pages = append(pages, filepath.Join(root, "README.md"), filepath.Join(root, "scripts", "e2e", "scenarios", "README.md"))
+	sort.Strings(pages)
+	var problems []string
+	var allText strings.Builder
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		allText.Write(data)
+		rendered, err := docsgen.Render(root, filepath.Dir(page), data)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", page, err))
+			continue
+		}
+		if !docsgen.Equal(rendered, data) {
+			if fix {
+				if err := os.WriteFile(page, rendered, 0o644); err != nil {
+					return nil, err
+				}
+				fmt.Println("rewrote", page)
+			} else {
+				problems = append(problems, fmt.Sprintf("%s: generated blocks are stale (run `make diffs`)", page))
+			}
+		}
+		problems = append(problems, docsgen.CheckLinks(page, rendered)...)
+	}
+
+	chapters, err := docsgen.ChapterDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	readme, _ := os.ReadFile(filepath.Join(root, "README.md"))
+	for _, ch := range chapters {
+		page := filepath.Join(root, "docs", ch+".md")
+		if _, err := os.Stat(page); err != nil {
+			problems = append(problems, fmt.Sprintf("chapter %s has no page %s", ch, page))
+		}
+		if !strings.Contains(string(readme), "docs/"+ch+".md") {
+			problems = append(problems, fmt.Sprintf("README.md does not link docs/%s.md", ch))
+		}
+	}
+
+	// Every run output exists (Render checked that) and is shown somewhere.
+	outputs, _ := filepath.Glob(filepath.Join(root, "docs", "data", "*"))
+	for _, o := range outputs {
+		if !strings.Contains(allText.String(), "data/"+filepath.Base(o)) {
+			problems = append(problems, fmt.Sprintf("%s is neither embedded nor linked by any page", o))
+		}
+	}
+
+	// Spelling: every page, and every Go file's comments and strings.
+	files := append([]string{}, pages...)
+	for _, dir := range append(chapters, "scripts") {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && (strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md") || strings.HasSuffix(path, ".yaml")) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		problems = append(problems, docsgen.Misspellings(f, data)...)
+	}
+	return problems, nil
+}
