@@ -24,6 +24,7 @@ NEWEST    := $(shell echo $(lastword $(CHAPTERS)) | cut -c1-2)
 # the tests then find etcd and kube-apiserver there.
 USER_ASSETS := $(KUBEBUILDER_ASSETS)
 export KUBEBUILDER_ASSETS := $(TOOLS_DIR)/bin
+export MINISCHED_TOOLS_DIR := $(TOOLS_DIR)
 # scripts/stage.sh prints a stage's name and how long it took.
 STAGE     := bash scripts/stage.sh
 

@@ -162,6 +162,10 @@ func (n *Nodes) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
+		if string(b) == "true" || string(b) == "false" {
+			// YAML reads y, n, yes, no, on and off as booleans.
+			return fmt.Errorf("want a node name, got the boolean %s: quote the name", b)
+		}
 		return fmt.Errorf("want a node name or a list of node names, got %s", b)
 	}
 	*n = many

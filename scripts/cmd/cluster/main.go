@@ -209,9 +209,7 @@ func serve(dir, tools string) error {
 	}
 	// Record the children, so `down` can kill them should this process die
 	// without stopping them.
-	if out, err := exec.Command("pgrep", "-P", strconv.Itoa(os.Getpid())).Output(); err == nil {
-		_ = os.WriteFile(filepath.Join(dir, "pids"), out, 0o644)
-	}
+	_ = os.WriteFile(filepath.Join(dir, "pids"), []byte(strings.Join(children(os.Getpid()), "\n")), 0o644)
 	if err := os.WriteFile(readyFile(dir), nil, 0o644); err != nil {
 		_ = c.Stop()
 		return err
@@ -220,6 +218,30 @@ func serve(dir, tools string) error {
 	<-ctx.Done()
 	fmt.Println("stopping the cluster")
 	return c.Stop()
+}
+
+// children lists the pids of a process's children: from /proc on Linux,
+// from pgrep elsewhere (macOS has it).
+func children(pid int) []string {
+	var out []string
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces, so cut after ")".
+		_, rest, ok := strings.Cut(string(b), ") ")
+		if f := strings.Fields(rest); ok && len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, filepath.Base(filepath.Dir(st)))
+		}
+	}
+	if len(stats) == 0 {
+		if b, err := exec.Command("pgrep", "-P", strconv.Itoa(pid)).Output(); err == nil {
+			out = strings.Fields(string(b))
+		}
+	}
+	return out
 }
 
 func lastLines(s string, n int) string {

@@ -178,6 +178,10 @@ func createDemo(ctx context.Context, client kubernetes.Interface) error {
 func watchTable(ctx context.Context, client kubernetes.Interface, timeout time.Duration, schedDone <-chan error) (bool, error) {
 	deadline := time.After(timeout)
 	last := ""
+	// On a terminal the table is redrawn in place; in a log, each new
+	// version is printed below the last.
+	info, _ := os.Stdout.Stat()
+	tty := info != nil && info.Mode()&os.ModeCharDevice != 0
 	for {
 		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -185,6 +189,9 @@ func watchTable(ctx context.Context, client kubernetes.Interface, timeout time.D
 		}
 		table, running := render(pods.Items)
 		if table != last {
+			if tty && last != "" {
+				fmt.Printf("\033[%dA\033[J", strings.Count(last, "\n")+1)
+			}
 			fmt.Println(table)
 			last = table
 		}

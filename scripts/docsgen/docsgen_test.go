@@ -1,0 +1,112 @@
+package docsgen
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestStat(t *testing.T) {
+	diff := `diff --git 01-a/x.go 02-b/x.go
+--- 01-a/x.go
++++ 02-b/x.go
+@@ -1,2 +1,3 @@
+ same
+-old
++new
++newer
+diff --git 01-a/gone.go 01-a/gone.go
+deleted file mode 100644
+--- 01-a/gone.go
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+`
+	want := []DiffStat{{File: "x.go", Added: 2, Removed: 1}, {File: "gone.go", Removed: 1}}
+	if d := cmp.Diff(want, Stat([]byte(diff))); d != "" {
+		t.Errorf("(-want, +got):\n%s", d)
+	}
+}
+
+func TestSlug(t *testing.T) {
+	tests := map[string]string{
+		"Run it":                        "run-it",
+		"How upstream does it":          "how-upstream-does-it",
+		"Chapter 01: the smallest one":  "chapter-01-the-smallest-one",
+		"`make test` and CI":            "make-test-and-ci",
+		"Filters, scores (and weights)": "filters-scores-and-weights",
+	}
+	for in, want := range tests {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRender embeds a function, a method and a type from a Go file, and a
+// run output, and leaves the rest of the page alone.
+func TestRender(t *testing.T) {
+	root := t.TempDir()
+	src := `package p
+
+// Hello says hello.
+func Hello() string { return "hello" }
+
+type T struct{}
+
+// Run runs.
+func (t *T) Run() {}
+
+// Kind is a kind.
+type Kind int
+`
+	if err := os.WriteFile(filepath.Join(root, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "docs", "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs", "data", "out.txt"), []byte("it ran\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := "intro\n<!-- snippet: p.go Hello -->\nstale\n<!-- /snippet -->\n<!-- snippet: p.go T.Run -->\n<!-- /snippet -->\n<!-- snippet: p.go Kind -->\n<!-- /snippet -->\n<!-- output: data/out.txt -->\n<!-- /output -->\nend\n"
+	want := "intro\n<!-- snippet: p.go Hello -->\n```go\n// Hello says hello.\nfunc Hello() string { return \"hello\" }\n```\n<!-- /snippet -->\n" +
+		"<!-- snippet: p.go T.Run -->\n```go\n// Run runs.\nfunc (t *T) Run() {}\n```\n<!-- /snippet -->\n" +
+		"<!-- snippet: p.go Kind -->\n```go\n// Kind is a kind.\ntype Kind int\n```\n<!-- /snippet -->\n" +
+		"<!-- output: data/out.txt -->\n```text\nit ran\n```\n<!-- /output -->\nend\n"
+	got, err := Render(root, filepath.Join(root, "docs"), []byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, string(got)); d != "" {
+		t.Errorf("(-want, +got):\n%s", d)
+	}
+	if _, err := Render(root, root, []byte("<!-- snippet: p.go Missing -->\n<!-- /snippet -->")); err == nil || !strings.Contains(err.Error(), "no declaration Missing") {
+		t.Errorf("a missing symbol: err = %v", err)
+	}
+}
+
+func TestCheckLinks(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.md")
+	if err := os.WriteFile(other, []byte("# Other page\n## Run it\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "page.md")
+	content := "[ok](other.md) [anchor](other.md#run-it) [web](https://example.com) [bad](missing.md) [badanchor](other.md#nope)\n```\n[in code](ignored.md)\n```\n"
+	want := []string{page + ": broken link missing.md", page + ": link other.md#nope names no heading"}
+	if d := cmp.Diff(want, CheckLinks(page, []byte(content))); d != "" {
+		t.Errorf("(-want, +got):\n%s", d)
+	}
+}
+
+func TestMisspellings(t *testing.T) {
+	got := Misspellings("x.md", []byte("The scheduler recieves pods.\n"))
+	want := []string{`x.md:1: "recieves" is a misspelling of "receives"`}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want, +got):\n%s", d)
+	}
+}

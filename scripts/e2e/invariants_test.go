@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestStaticFit(t *testing.T) {
+	node := func(mut func(*v1.Node)) *v1.Node {
+		n := makeNode("n", NodeSpec{CPU: "2", Labels: map[string]string{"zone": "a"}})
+		if mut != nil {
+			mut(n)
+		}
+		return n
+	}
+	pod := func(spec PodSpec) *v1.Pod { return makePod("ns", "p", spec) }
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		node *v1.Node
+		want string
+	}{
+		{"fits", pod(PodSpec{CPU: "1"}), node(nil), ""},
+		{"too big", pod(PodSpec{CPU: "3"}), node(nil), "the pod alone exceeds the node: cpu requested 3 of 2 allocatable"},
+		{"unschedulable", pod(PodSpec{}), node(func(n *v1.Node) { n.Spec.Unschedulable = true }), "the node is unschedulable"},
+		{"unschedulable but tolerated", pod(PodSpec{Tolerations: []v1.Toleration{{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists}}}), node(func(n *v1.Node) { n.Spec.Unschedulable = true }), ""},
+		{"taint", pod(PodSpec{}), node(func(n *v1.Node) { n.Spec.Taints = []v1.Taint{{Key: "k", Value: "v", Effect: v1.TaintEffectNoSchedule}} }), "untolerated taint k=v:NoSchedule"},
+		{"prefer-no-schedule taint is no bar", pod(PodSpec{}), node(func(n *v1.Node) { n.Spec.Taints = []v1.Taint{{Key: "k", Effect: v1.TaintEffectPreferNoSchedule}} }), ""},
+		{"tolerated taint", pod(PodSpec{Tolerations: []v1.Toleration{{Key: "k", Operator: v1.TolerationOpEqual, Value: "v"}}}), node(func(n *v1.Node) { n.Spec.Taints = []v1.Taint{{Key: "k", Value: "v", Effect: v1.TaintEffectNoSchedule}} }), ""},
+		{"node selector", pod(PodSpec{NodeSelector: map[string]string{"zone": "b"}}), node(nil), "the node does not match the pod's node affinity or selector"},
+		{"node selector met", pod(PodSpec{NodeSelector: map[string]string{"zone": "a"}}), node(nil), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, staticFit(tt.pod, tt.node)); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOverCommitted(t *testing.T) {
+	used := map[string]v1.ResourceList{}
+	for range 3 {
+		addTo(used, "n", makePod("ns", "p", PodSpec{CPU: "1", Memory: "1Gi"}))
+	}
+	alloc := makeNode("n", NodeSpec{CPU: "3", Pods: "3"}).Status.Allocatable
+	if diff := cmp.Diff("", overCommitted(used["n"], alloc)); diff != "" {
+		t.Errorf("exactly full (-want, +got):\n%s", diff)
+	}
+	addTo(used, "n", makePod("ns", "p", PodSpec{}))
+	if diff := cmp.Diff("pods requested 4 of 3 allocatable", overCommitted(used["n"], alloc)); diff != "" {
+		t.Errorf("one pod too many (-want, +got):\n%s", diff)
+	}
+}
+
+// TestReadAudit feeds readAudit the kind of lines the apiserver writes and
+// checks what it keeps: bindings of the namespace since the start, and the
+// node's states in order.
+func TestReadAudit(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) metav1.MicroTime { return metav1.NewMicroTime(t0.Add(time.Duration(s) * time.Second)) }
+	nodeJSON, _ := json.Marshal(makeNode("n1", NodeSpec{}))
+	bindingJSON, _ := json.Marshal(v1.Binding{Target: v1.ObjectReference{Kind: "Node", Name: "n1"}})
+	type ref = map[string]string
+	lines := []map[string]any{
+		{"stage": "ResponseComplete", "verb": "create", "objectRef": ref{"resource": "nodes", "name": "n1"}, "responseStatus": map[string]int{"code": 201}, "responseObject": json.RawMessage(nodeJSON), "requestReceivedTimestamp": at(1), "stageTimestamp": at(1)},
+		{"stage": "ResponseComplete", "verb": "create", "objectRef": ref{"resource": "pods", "subresource": "binding", "namespace": "ns", "name": "p"}, "responseStatus": map[string]int{"code": 201}, "requestObject": json.RawMessage(bindingJSON), "requestReceivedTimestamp": at(2), "stageTimestamp": at(2)},
+		{"stage": "ResponseComplete", "verb": "create", "objectRef": ref{"resource": "pods", "subresource": "binding", "namespace": "other", "name": "q"}, "responseStatus": map[string]int{"code": 201}, "requestObject": json.RawMessage(bindingJSON), "requestReceivedTimestamp": at(2), "stageTimestamp": at(2)},
+		{"stage": "ResponseComplete", "verb": "create", "objectRef": ref{"resource": "pods", "subresource": "binding", "namespace": "ns", "name": "old"}, "responseStatus": map[string]int{"code": 201}, "requestObject": json.RawMessage(bindingJSON), "requestReceivedTimestamp": at(-5), "stageTimestamp": at(-5)},
+		{"stage": "ResponseComplete", "verb": "delete", "objectRef": ref{"resource": "nodes", "name": "n1"}, "responseStatus": map[string]int{"code": 200}, "requestReceivedTimestamp": at(3), "stageTimestamp": at(3)},
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(f)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+
+	bindings, nodes, err := readAudit(path, "ns", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []binding{{Pod: "p", Node: "n1", Code: 201, At: t0.Add(2 * time.Second)}}
+	if diff := cmp.Diff(want, bindings); diff != "" {
+		t.Errorf("bindings (-want, +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		sec    int
+		exists bool
+	}{{0, false}, {1, true}, {2, true}, {4, false}} {
+		if got := nodeAt(nodes["n1"], t0.Add(time.Duration(c.sec)*time.Second)) != nil; got != c.exists {
+			t.Errorf("node n1 exists at +%ds = %v, want %v", c.sec, got, c.exists)
+		}
+	}
+}

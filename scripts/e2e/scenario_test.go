@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+// TestLoadRejectsMalformedScenarios: each malformed file gives an error that
+// names the file and the problem.
+func TestLoadRejectsMalformedScenarios(t *testing.T) {
+	valid := `description: d
+firstChapter: 1
+steps:
+- createNodes: [{name: node}]
+- createPods: [{name: p}]
+expect:
+  bound: {p: node}
+`
+	tests := []struct {
+		name    string
+		file    string
+		content string
+		wantErr string
+	}{
+		{"not yaml", "s.yaml", "steps: [", "error converting YAML to JSON"},
+		{"unknown field", "s.yaml", valid + "bogus: 1\n", `unknown field "bogus"`},
+		{"no description", "s.yaml", strings.Replace(valid, "description: d\n", "", 1), "description is missing"},
+		{"chapter out of range", "s.yaml", strings.Replace(valid, "firstChapter: 1", "firstChapter: 9", 1), "firstChapter is 9, want 1 to 8"},
+		{"bad file name", "Bad_Name.yaml", valid, `the file name "Bad_Name" must be a DNS label`},
+		{"two actions in a step", "s.yaml", strings.Replace(valid, "- createPods: [{name: p}]", "- createPods: [{name: p}]\n  deletePods: [p]", 1), "step 2 has 2 actions, want exactly one"},
+		{"pod used before created", "s.yaml", strings.Replace(valid, "steps:\n", "steps:\n- deletePods: [p]\n", 1), `step 1 names pod "p", which no earlier step creates`},
+		{"unknown node in expect", "s.yaml", strings.Replace(valid, "bound: {p: node}", "bound: {p: other}", 1), `expect.bound.p names node "other"`},
+		{"no expectation", "s.yaml", strings.Replace(valid, "  bound: {p: node}\n", "", 1), "expect has neither bound nor unbound pods"},
+		{"wait without state", "s.yaml", strings.Replace(valid, "expect:", "- waitFor: {pods: [p]}\nexpect:", 1), "step 3: waitFor needs pods and either bound or condition"},
+		{"yaml boolean as node name", "s.yaml", strings.Replace(valid, "bound: {p: node}", "bound: {p: n}", 1), "got the boolean false: quote the name"},
+		{"pod created twice", "s.yaml", strings.Replace(valid, "[{name: p}]", "[{name: p}, {name: p}]", 1), "step 2: pod p is created twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), tt.file)
+			if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path)
+			if err == nil {
+				t.Fatalf("want an error containing %q", tt.wantErr)
+			}
+			if !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error = %q, want it to start with the file name and contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestLoadDirShippedScenarios loads the scenarios in this repository, sorted
+// by first chapter, then name.
+func TestLoadDirShippedScenarios(t *testing.T) {
+	scenarios, err := LoadDir("scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(scenarios); i++ {
+		a, b := scenarios[i-1], scenarios[i]
+		if a.FirstChapter > b.FirstChapter || (a.FirstChapter == b.FirstChapter && a.Name > b.Name) {
+			t.Errorf("%s sorts before %s", a.Name, b.Name)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join("scenarios", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scenarios {
+		if !strings.Contains(string(readme), "("+s.Name+".yaml)") {
+			t.Errorf("scenarios/README.md does not list %s", s.Name)
+		}
+	}
+}
+
+func TestNodesUnmarshal(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Nodes
+	}{
+		{`a`, Nodes{"a"}},
+		{`"*"`, Nodes{"*"}},
+		{`[a, b]`, Nodes{"a", "b"}},
+	}
+	for _, tt := range tests {
+		var got Nodes
+		if err := yaml.Unmarshal([]byte(tt.in), &got); err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want, +got):\n%s", tt.in, diff)
+		}
+	}
+	if !(Nodes{"*"}).Allows("x") || (Nodes{"a"}).Allows("b") {
+		t.Error("Allows is wrong")
+	}
+}
+
+func TestExpand(t *testing.T) {
+	if diff := cmp.Diff([]string{"web-0", "web-1", "web-2"}, expand("web", 3)); diff != "" {
+		t.Errorf("(-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"web"}, expand("web", 0)); diff != "" {
+		t.Errorf("(-want, +got):\n%s", diff)
+	}
+}
