@@ -49,11 +49,40 @@ func run(root, tools string) error {
 		}
 	}
 	fmt.Println("scenarios of every chapter")
-	out, err := command(root, "go", "run", "./scripts/cmd/e2e", "--tools", tools)
+	e2eDir := filepath.Join(root, ".cache", "docsdata")
+	_ = os.RemoveAll(e2eDir)
+	out, err := command(root, "go", "run", "./scripts/cmd/e2e", "--tools", tools, "--out", e2eDir)
 	if err != nil {
 		return fmt.Errorf("e2e: %w\n%s", err, out)
 	}
-	return write(filepath.Join(dir, "e2e.txt"), "make e2e", out)
+	if err := write(filepath.Join(dir, "e2e.txt"), "make e2e", out); err != nil {
+		return err
+	}
+	// The decision lines of scenarios the chapter pages quote.
+	quotes := []struct{ chapter, scenario string }{
+		{"02-filter", "unschedulable-message"},
+	}
+	for _, q := range quotes {
+		logs, _ := filepath.Glob(filepath.Join(e2eDir, "*", "ch"+q.chapter[:2]+"-"+q.scenario+".log"))
+		if len(logs) != 1 {
+			return fmt.Errorf("no scheduler log of %s in %s", q.scenario, e2eDir)
+		}
+		data, err := os.ReadFile(logs[0])
+		if err != nil {
+			return err
+		}
+		var lines []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.Contains(l, `"Scheduling decision"`) {
+				lines = append(lines, l)
+			}
+		}
+		cmd := fmt.Sprintf("make e2e CHAPTER=%s RUN=%s   # the decisions in the scheduler's log", q.chapter[:2], q.scenario)
+		if err := write(filepath.Join(dir, q.chapter+"-"+q.scenario+".txt"), cmd, strings.Join(lines, "\n")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func command(dir string, args ...string) (string, error) {
