@@ -202,11 +202,15 @@ func (sched *Scheduler) listAndWatch(ctx context.Context) error {
 func (sched *Scheduler) scheduleRetry(ctx context.Context, pod *v1.Pod) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	sched.waiting[key] = true
+	// The timer's callback must not block: it hands the pod to the
+	// scheduling loop from a goroutine of its own.
 	sched.clock.AfterFunc(sched.retryDelay, func() {
-		select {
-		case sched.retries <- key:
-		case <-ctx.Done():
-		}
+		go func() {
+			select {
+			case sched.retries <- key:
+			case <-ctx.Done():
+			}
+		}()
 	})
 }
 

@@ -1,0 +1,262 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2/ktesting"
+
+	"minisched/04-bind/scheduler"
+	"minisched/04-bind/scheduler/framework/plugins/nodecost"
+)
+
+// TestSchedulerBindsOwnPodsOnly: 3 nodes, 20 pods for mini-scheduler and 2
+// for another scheduler. Each of the 20 is bound exactly once, to one of the
+// 3 nodes, and the apiserver accepts every Binding; the 2 are never touched.
+func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := startAPIServer(t)
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	counter := &bindingCounter{}
+	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
+
+	const ns = "binds-own-pods"
+	createNamespace(ctx, t, admin, ns)
+	nodes := []string{"node-a", "node-b", "node-c"}
+	createNodes(ctx, t, admin, nodes...)
+	for i := range 2 {
+		if _, err := admin.CoreV1().Pods(ns).Create(ctx, pod(ns, podName("other", i), "other-scheduler"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000), scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { sched.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	for i := range 20 {
+		if _, err := admin.CoreV1().Pods(ns).Create(ctx, pod(ns, podName("mine", i), scheduler.DefaultSchedulerName), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var got map[string]string
+	waitFor(ctx, t, "all 20 pods to be bound", func() (bool, error) {
+		var err error
+		got, err = placements(ctx, admin, ns)
+		if err != nil {
+			return false, err
+		}
+		for i := range 20 {
+			if got[podName("mine", i)] == "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+
+	isNode := map[string]bool{}
+	for _, n := range nodes {
+		isNode[n] = true
+	}
+	wantBindings := map[string][]int{}
+	for i := range 20 {
+		name := podName("mine", i)
+		wantBindings[ns+"/"+name] = []int{201}
+		if !isNode[got[name]] {
+			t.Errorf("pod %s is bound to %q, which is not one of %v", name, got[name], nodes)
+		}
+	}
+	for i := range 2 {
+		if n := got[podName("other", i)]; n != "" {
+			t.Errorf("pod %s of another scheduler was bound to %s", podName("other", i), n)
+		}
+	}
+	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
+		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
+	}
+}
+
+// TestFilters: four nodes that each turn some pods away (a taint, a cordon,
+// a label, little cpu). Every pod that fits lands only where it fits, each
+// with one accepted Binding; the pods that fit nowhere carry upstream's
+// aggregated reason in their PodScheduled condition.
+func TestFilters(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := startAPIServer(t)
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	counter := &bindingCounter{}
+	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
+
+	const ns = "filters"
+	createNamespace(ctx, t, admin, ns)
+	nodes := []*v1.Node{
+		withLabel(withTaint(node("tainted"), "dedicated", "db"), "disk", "hdd"),
+		cordoned(node("cordoned")),
+		withLabel(node("ssd"), "disk", "ssd"),
+		withCPU(node("small"), "1"),
+	}
+	for _, n := range nodes {
+		if _, err := admin.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := tolerating(pod(ns, "db", scheduler.DefaultSchedulerName), "dedicated", "db")
+	db.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "disk", Operator: v1.NodeSelectorOpIn, Values: []string{"hdd"}}}}},
+	}}}
+	pods := []*v1.Pod{
+		withSelector(requesting(pod(ns, "needs-ssd", scheduler.DefaultSchedulerName), "100m"), "disk", "ssd"),
+		db,
+		requesting(pod(ns, "big", scheduler.DefaultSchedulerName), "3"),
+		requesting(pod(ns, "too-big", scheduler.DefaultSchedulerName), "8"),
+		withSelector(pod(ns, "wants-nvme", scheduler.DefaultSchedulerName), "disk", "nvme"),
+	}
+	for _, p := range pods {
+		if _, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { sched.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	want := map[string]string{
+		"needs-ssd":  "ssd",
+		"db":         "tainted",
+		"big":        "ssd",
+		"too-big":    "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 Insufficient cpu.",
+		"wants-nvme": "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node affinity/selector.",
+	}
+	var got map[string]string
+	waitFor(ctx, t, "every pod bound or marked unschedulable", func() (bool, error) {
+		list, err := admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		got = map[string]string{}
+		for _, p := range list.Items {
+			got[p.Name] = p.Spec.NodeName
+			for _, c := range p.Status.Conditions {
+				if p.Spec.NodeName == "" && c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable {
+					got[p.Name] = c.Message
+				}
+			}
+		}
+		return cmp.Equal(want, got), nil
+	})
+	wantBindings := map[string][]int{ns + "/needs-ssd": {201}, ns + "/db": {201}, ns + "/big": {201}}
+	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
+		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
+	}
+}
+
+// TestScoring: placement follows the scores. Six identical pods on three
+// equal nodes are spread two per node (LeastAllocated and
+// BalancedAllocation), a pod that prefers a zone gets it, and a pod that
+// opts in to NodeCost gets the cheapest node.
+func TestScoring(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := startAPIServer(t)
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	counter := &bindingCounter{}
+	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
+
+	const ns = "scoring"
+	createNamespace(ctx, t, admin, ns)
+	for _, n := range []*v1.Node{
+		withLabel(withLabel(node("node-a"), "zone", "a"), nodecost.CostLabel, "5"),
+		withLabel(withLabel(node("node-b"), "zone", "b"), nodecost.CostLabel, "9"),
+		withLabel(withLabel(node("node-c"), "zone", "c"), nodecost.CostLabel, "2"),
+	} {
+		if _, err := admin.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { sched.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	bound := func(names ...string) map[string]string {
+		t.Helper()
+		var got map[string]string
+		waitFor(ctx, t, fmt.Sprintf("pods %v to be bound", names), func() (bool, error) {
+			var err error
+			got, err = placements(ctx, admin, ns)
+			if err != nil {
+				return false, err
+			}
+			for _, n := range names {
+				if got[n] == "" {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		return got
+	}
+
+	var spread []string
+	for i := range 6 {
+		p := requesting(pod(ns, podName("spread", i), scheduler.DefaultSchedulerName), "1")
+		if _, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		spread = append(spread, p.Name)
+	}
+	perNode := map[string]int{}
+	for _, n := range bound(spread...) {
+		perNode[n]++
+	}
+	if diff := cmp.Diff(map[string]int{"node-a": 2, "node-b": 2, "node-c": 2}, perNode); diff != "" {
+		t.Errorf("pods per node (-want, +got):\n%s", diff)
+	}
+
+	zoneB := requesting(pod(ns, "prefers-b", scheduler.DefaultSchedulerName), "100m")
+	zoneB.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+		Weight:     50,
+		Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"b"}}}},
+	}}}}
+	cheap := requesting(pod(ns, "cheap", scheduler.DefaultSchedulerName), "100m")
+	cheap.Annotations = map[string]string{nodecost.PreferCheapAnnotation: "true"}
+	for _, p := range []*v1.Pod{zoneB, cheap} {
+		if _, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := bound("prefers-b", "cheap")
+	if diff := cmp.Diff(map[string]string{"prefers-b": "node-b", "cheap": "node-c"}, map[string]string{"prefers-b": got["prefers-b"], "cheap": got["cheap"]}); diff != "" {
+		t.Errorf("placements (-want, +got):\n%s", diff)
+	}
+	for p, codes := range counter.get() {
+		if !cmp.Equal([]int{201}, codes) {
+			t.Errorf("pod %s: Binding status codes %v, want one 201", p, codes)
+		}
+	}
+}
