@@ -54,11 +54,16 @@ down: $(BIN_DIR)/cluster ## Stop the local cluster and remove its files.
 
 .PHONY: demo
 demo: tools ## Run a chapter (CHAPTER=NN, default the newest) on a fresh cluster; ONCE=1 exits when done.
-	@go run ./scripts/cmd/demo --chapter $(or $(CHAPTER),$(NEWEST)) --tools $(TOOLS_DIR) $(if $(ONCE),--once)
+	@mkdir -p $(BIN_DIR) && go build -o $(BIN_DIR)/demo ./scripts/cmd/demo
+	@$(BIN_DIR)/demo --chapter $(or $(CHAPTER),$(NEWEST)) --tools $(TOOLS_DIR) $(if $(ONCE),--once)
 
 .PHONY: e2e
 e2e: tools ## Run the shared KWOK scenarios against every chapter, or CHAPTER=NN.
 	@go run ./scripts/cmd/e2e --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(RUN),--run '$(RUN)')
+
+.PHONY: compare
+compare: tools ## Replay the deterministic scenarios with each chapter (02 on) and with kube-scheduler; fail on any difference.
+	@go run ./scripts/cmd/compare --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(RUN),--run '$(RUN)')
 
 .PHONY: vet
 vet: ## go vet every module.
@@ -71,7 +76,7 @@ unit-integration: tools
 	done
 
 .PHONY: test
-test: tools ## vet, then every chapter's unit and integration tests (-race), then the scenarios.
+test: tools ## vet, every chapter's unit and integration tests (-race), the scenarios, the comparison with kube-scheduler.
 	@$(STAGE) "make test" $(MAKE) --no-print-directory test-stages
 
 .PHONY: test-stages
@@ -79,6 +84,7 @@ test-stages:
 	@$(STAGE) vet $(MAKE) --no-print-directory vet
 	@$(STAGE) "unit and integration tests" $(MAKE) --no-print-directory unit-integration
 	@$(STAGE) "KWOK scenarios (make e2e)" $(MAKE) --no-print-directory e2e
+	@$(STAGE) "fidelity against kube-scheduler (make compare)" $(MAKE) --no-print-directory compare
 
 .PHONY: pin
 pin: ## Rewrite every go.mod and go.work from scripts/versions.env, then go mod tidy.

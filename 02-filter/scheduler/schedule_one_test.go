@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -38,7 +38,7 @@ func makeNode(name string) *nodeWrapper {
 }
 
 func (n *nodeWrapper) label(k, v string) *nodeWrapper { n.Labels[k] = v; return n }
-func (n *nodeWrapper) unschedulable() *nodeWrapper   { n.Spec.Unschedulable = true; return n }
+func (n *nodeWrapper) unschedulable() *nodeWrapper    { n.Spec.Unschedulable = true; return n }
 func (n *nodeWrapper) taint(k, v string) *nodeWrapper {
 	n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: k, Value: v, Effect: v1.TaintEffectNoSchedule})
 	return n

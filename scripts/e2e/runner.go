@@ -33,9 +33,16 @@ type Scheduler struct {
 	Chapter int
 	// Label names the scheduler in reports ("01-initial").
 	Label string
-	// Command starts the scheduler; the runner adds --kubeconfig,
-	// --metrics-bind-address and the scenario's schedulerArgs.
+	// Command starts the scheduler; the runner adds Args, then the
+	// scenario's schedulerArgs.
 	Command []string
+	// Args returns the flags that connect the scheduler to the cluster and
+	// put its HTTP server on addr. Nil means a chapter's: --kubeconfig and
+	// --metrics-bind-address.
+	Args func(kubeconfig, addr string) []string
+	// Upstream marks kube-scheduler replaying a chapter's scenario (make
+	// compare): it plays in a namespace of its own, with a log of its own.
+	Upstream bool
 }
 
 // Runner plays scenarios on one cluster.
@@ -44,6 +51,9 @@ type Runner struct {
 	Client  kubernetes.Interface
 	// LogDir receives one scheduler log per scenario.
 	LogDir string
+	// OnePodPerStep makes every createPods step wait until its pods are
+	// bound or marked unschedulable, as `make compare` needs.
+	OnePodPerStep bool
 }
 
 // Result is the outcome of one scenario.
@@ -55,6 +65,9 @@ type Result struct {
 	Duration time.Duration
 	// Placements maps every pod to its node ("" when unbound).
 	Placements map[string]string
+	// Unschedulable maps every unbound pod to its PodScheduled=False
+	// message, if it has one.
+	Unschedulable map[string]string
 	// Bindings is the number of Binding requests the apiserver received.
 	Bindings int
 	// Log is the scheduler's log file.
@@ -92,14 +105,20 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 		deleted: map[string]bool{},
 		nodes:   map[string]bool{},
 	}
+	if sched.Upstream {
+		ru.ns += "-upstream"
+	}
 	res := Result{Scenario: sc.Name, Log: filepath.Join(r.LogDir, ru.ns+".log")}
 	problems := ru.play(ctx, res.Log)
 	if ru.proc != nil {
-		if err := ru.proc.stop(); err != nil {
+		// kube-scheduler without leader election exits 1 when stopped
+		// ("finished without leader elect"); the chapters must exit 0.
+		if err := ru.proc.stop(!sched.Upstream); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
 	res.Placements, _ = ru.placements(context.Background())
+	res.Unschedulable = ru.unschedulableMessages(context.Background())
 	if len(problems) == 0 {
 		checked, n := ru.checkInvariants(context.Background())
 		problems = append(problems, checked...)
@@ -170,6 +189,7 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 			}
 		}
 	case st.CreatePods != nil:
+		var created []string
 		for _, spec := range st.CreatePods {
 			for _, name := range expand(spec.Name, spec.Count) {
 				pod, err := client.CoreV1().Pods(ru.ns).Create(ctx, makePod(ru.ns, name, spec), metav1.CreateOptions{})
@@ -177,7 +197,11 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 					return fmt.Errorf("creating pod %s: %w", name, err)
 				}
 				ru.pods[name] = pod
+				created = append(created, name)
 			}
+		}
+		if ru.r.OnePodPerStep && ru.proc != nil {
+			return ru.waitFor(ctx, &Wait{Pods: created, Decided: true})
 		}
 	case st.CreatePriorityClasses != nil:
 		for _, pc := range st.CreatePriorityClasses {
@@ -352,6 +376,9 @@ func (ru *run) waitFor(ctx context.Context, w *Wait) error {
 			if w.Bound && p.Spec.NodeName == "" {
 				return false, "pod " + n + " is unbound", nil
 			}
+			if w.Decided && p.Spec.NodeName == "" && !(&Condition{Type: string(v1.PodScheduled), Status: string(v1.ConditionFalse)}).matches(p) {
+				return false, "pod " + n + " is neither bound nor marked unschedulable", nil
+			}
 			if w.Condition != nil && !w.Condition.matches(p) {
 				return false, fmt.Sprintf("pod %s has conditions %s", n, conditionsString(p)), nil
 			}
@@ -438,6 +465,22 @@ func conditionsString(p *v1.Pod) string {
 		return "no PodScheduled condition"
 	}
 	return strings.Join(parts, "; ")
+}
+
+func (ru *run) unschedulableMessages(ctx context.Context) map[string]string {
+	pods, err := ru.r.Client.CoreV1().Pods(ru.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		for _, c := range p.Status.Conditions {
+			if p.Spec.NodeName == "" && c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+				out[p.Name] = c.Message
+			}
+		}
+	}
+	return out
 }
 
 func (ru *run) placements(ctx context.Context) (map[string]string, error) {
@@ -582,7 +625,11 @@ func startSchedulerProcess(s Scheduler, kubeconfig string, extra []string, logPa
 		return nil, err
 	}
 	args := append([]string{}, s.Command[1:]...)
-	args = append(args, "--kubeconfig="+kubeconfig, "--metrics-bind-address="+addr)
+	if s.Args != nil {
+		args = append(args, s.Args(kubeconfig, addr)...)
+	} else {
+		args = append(args, "--kubeconfig="+kubeconfig, "--metrics-bind-address="+addr)
+	}
 	args = append(args, extra...)
 	cmd := exec.Command(s.Command[0], args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -608,9 +655,10 @@ func (p *schedulerProcess) exited() bool {
 	}
 }
 
-// stop sends SIGTERM and expects a clean exit 0: a crash, a data race found
-// by the race detector (exit 66) or a hang fails the scenario.
-func (p *schedulerProcess) stop() error {
+// stop sends SIGTERM and expects a clean exit 0 (unless exit0 is false): a
+// crash, a data race found by the race detector (exit 66) or a hang fails
+// the scenario.
+func (p *schedulerProcess) stop(exit0 bool) error {
 	if p.exited() {
 		return fmt.Errorf("the scheduler had exited on its own: %v", p.err)
 	}
@@ -622,7 +670,7 @@ func (p *schedulerProcess) stop() error {
 		<-p.done
 		return errors.New("the scheduler did not stop within 30s of SIGTERM")
 	}
-	if p.err != nil {
+	if p.err != nil && exit0 {
 		return fmt.Errorf("the scheduler did not exit cleanly after SIGTERM: %v", p.err)
 	}
 	return nil

@@ -125,6 +125,9 @@ type Wait struct {
 	// Condition waits for a pod condition, e.g. PodScheduled=False with
 	// reason Unschedulable.
 	Condition *Condition `json:"condition,omitempty"`
+	// Decided waits until each pod is bound or has PodScheduled=False (the
+	// runner's OnePodPerStep uses it; scenarios do not).
+	Decided bool `json:"-"`
 }
 
 // Condition matches a pod condition; empty fields match anything.
@@ -328,6 +331,19 @@ func (s *Scenario) validate() error {
 	}
 	if starts > 1 {
 		return errors.New("startScheduler appears more than once")
+	}
+	if s.Deterministic {
+		// make compare creates pods one per step, each waiting for its
+		// Binding, so both schedulers see the same cluster for every pod.
+		for i, st := range s.Steps {
+			n := 0
+			for _, ps := range st.CreatePods {
+				n += len(expand(ps.Name, ps.Count))
+			}
+			if n > 1 {
+				return fmt.Errorf("step %d creates %d pods; a deterministic scenario creates one pod per step", i+1, n)
+			}
+		}
 	}
 	for p, ns := range s.Expect.Bound {
 		if !matchesAny(p, pods) {

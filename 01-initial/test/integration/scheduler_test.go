@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 
 	"minisched/01-initial/scheduler"
@@ -23,8 +22,6 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "binds-own-pods"
 	createNamespace(ctx, t, admin, ns)
@@ -36,10 +33,7 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 		}
 	}
 
-	sched := scheduler.New(schedClient, events.NewFakeRecorder(1000), scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg, scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
 
 	for i := range 20 {
 		if _, err := admin.CoreV1().Pods(ns).Create(ctx, pod(ns, podName("mine", i), scheduler.DefaultSchedulerName), metav1.CreateOptions{}); err != nil {

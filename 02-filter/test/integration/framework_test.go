@@ -19,7 +19,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"minisched/02-filter/scheduler"
 )
 
 // assetsDir finds etcd and kube-apiserver: $KUBEBUILDER_ASSETS, else the
@@ -59,6 +62,23 @@ func startAPIServer(t *testing.T) *restclient.Config {
 	})
 	cfg.QPS, cfg.Burst = 500, 1000
 	return cfg
+}
+
+// runScheduler runs this chapter's scheduler in the test's process, on a
+// client that counts its Bindings, until the test ends.
+func runScheduler(ctx context.Context, t *testing.T, cfg *restclient.Config, opts ...scheduler.Option) *bindingCounter {
+	t.Helper()
+	counter := &bindingCounter{}
+	ctx, cancel := context.WithCancel(ctx)
+	sched, err := scheduler.New(ctx, kubernetes.NewForConfigOrDie(counter.wrap(cfg)), events.NewFakeRecorder(10000), opts...)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { sched.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return counter
 }
 
 // bindingCounter counts the Binding requests that go through a client, and

@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 
 	"minisched/02-filter/scheduler"
@@ -24,8 +23,6 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "binds-own-pods"
 	createNamespace(ctx, t, admin, ns)
@@ -37,13 +34,7 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 		}
 	}
 
-	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000), scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg, scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
 
 	for i := range 20 {
 		if _, err := admin.CoreV1().Pods(ns).Create(ctx, pod(ns, podName("mine", i), scheduler.DefaultSchedulerName), metav1.CreateOptions{}); err != nil {
@@ -98,8 +89,6 @@ func TestFilters(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "filters"
 	createNamespace(ctx, t, admin, ns)
@@ -131,13 +120,7 @@ func TestFilters(t *testing.T) {
 		}
 	}
 
-	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg)
 
 	want := map[string]string{
 		"needs-ssd":  "ssd",

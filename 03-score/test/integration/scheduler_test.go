@@ -10,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 
 	"minisched/03-score/scheduler"
@@ -26,8 +25,6 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "binds-own-pods"
 	createNamespace(ctx, t, admin, ns)
@@ -39,13 +36,7 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 		}
 	}
 
-	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000), scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg, scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
 
 	for i := range 20 {
 		if _, err := admin.CoreV1().Pods(ns).Create(ctx, pod(ns, podName("mine", i), scheduler.DefaultSchedulerName), metav1.CreateOptions{}); err != nil {
@@ -100,8 +91,6 @@ func TestFilters(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "filters"
 	createNamespace(ctx, t, admin, ns)
@@ -133,13 +122,7 @@ func TestFilters(t *testing.T) {
 		}
 	}
 
-	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg)
 
 	want := map[string]string{
 		"needs-ssd":  "ssd",
@@ -181,8 +164,6 @@ func TestScoring(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "scoring"
 	createNamespace(ctx, t, admin, ns)
@@ -195,13 +176,7 @@ func TestScoring(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg)
 
 	bound := func(names ...string) map[string]string {
 		t.Helper()

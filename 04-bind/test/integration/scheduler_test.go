@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 
 	"minisched/04-bind/scheduler"
+	"minisched/04-bind/scheduler/framework/plugins/gang"
 	"minisched/04-bind/scheduler/framework/plugins/nodecost"
 )
 
@@ -26,8 +28,6 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "binds-own-pods"
 	createNamespace(ctx, t, admin, ns)
@@ -39,13 +39,7 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 		}
 	}
 
-	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000), scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg, scheduler.WithRand(rand.New(rand.NewPCG(1, 1))))
 
 	for i := range 20 {
 		if _, err := admin.CoreV1().Pods(ns).Create(ctx, pod(ns, podName("mine", i), scheduler.DefaultSchedulerName), metav1.CreateOptions{}); err != nil {
@@ -100,8 +94,6 @@ func TestFilters(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "filters"
 	createNamespace(ctx, t, admin, ns)
@@ -133,13 +125,7 @@ func TestFilters(t *testing.T) {
 		}
 	}
 
-	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg)
 
 	want := map[string]string{
 		"needs-ssd":  "ssd",
@@ -181,8 +167,6 @@ func TestScoring(t *testing.T) {
 	defer cancel()
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	counter := &bindingCounter{}
-	schedClient := kubernetes.NewForConfigOrDie(counter.wrap(cfg))
 
 	const ns = "scoring"
 	createNamespace(ctx, t, admin, ns)
@@ -195,13 +179,7 @@ func TestScoring(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sched, err := scheduler.New(ctx, schedClient, events.NewFakeRecorder(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { sched.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	counter := runScheduler(ctx, t, cfg)
 
 	bound := func(names ...string) map[string]string {
 		t.Helper()
@@ -254,6 +232,153 @@ func TestScoring(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"prefers-b": "node-b", "cheap": "node-c"}, map[string]string{"prefers-b": got["prefers-b"], "cheap": got["cheap"]}); diff != "" {
 		t.Errorf("placements (-want, +got):\n%s", diff)
 	}
+	for p, codes := range counter.get() {
+		if !cmp.Equal([]int{201}, codes) {
+			t.Errorf("pod %s: Binding status codes %v, want one 201", p, codes)
+		}
+	}
+}
+
+// TestAssumeUnderConcurrentBinding: 3 nodes with cpu=1500m, 60 identical
+// pods of cpu=100m created at once. Binding runs concurrently with the next
+// scheduling cycles, so only the assumed pods keep the scheduler from
+// giving the same room twice: exactly 15 pods land on each node, the other
+// 15 are unschedulable with upstream's message, and the apiserver rejects
+// no Binding.
+func TestAssumeUnderConcurrentBinding(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := startAPIServer(t)
+	admin := kubernetes.NewForConfigOrDie(cfg)
+
+	const ns = "assume"
+	createNamespace(ctx, t, admin, ns)
+	for _, name := range []string{"node-a", "node-b", "node-c"} {
+		n := node(name)
+		n.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1500m"), v1.ResourceMemory: resource.MustParse("64Gi"), v1.ResourcePods: resource.MustParse("110")}
+		n.Status.Capacity = n.Status.Allocatable
+		if _, err := admin.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counter := runScheduler(ctx, t, cfg)
+
+	for i := range 60 {
+		p := pod(ns, podName("p", i), scheduler.DefaultSchedulerName)
+		p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")}
+		if _, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const unfitMsg = "0/3 nodes are available: 3 Insufficient cpu."
+	var perNode map[string]int
+	waitFor(ctx, t, "45 pods bound and 15 unschedulable", func() (bool, error) {
+		list, err := admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		perNode = map[string]int{}
+		for _, p := range list.Items {
+			if p.Spec.NodeName != "" {
+				perNode[p.Spec.NodeName]++
+				continue
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable && c.Message == unfitMsg {
+					perNode["unschedulable"]++
+				}
+			}
+		}
+		return cmp.Equal(map[string]int{"node-a": 15, "node-b": 15, "node-c": 15, "unschedulable": 15}, perNode), nil
+	})
+	for p, codes := range counter.get() {
+		if !cmp.Equal([]int{201}, codes) {
+			t.Errorf("pod %s: Binding status codes %v, want one 201", p, codes)
+		}
+	}
+	if n := len(counter.get()); n != 45 {
+		t.Errorf("%d pods got a Binding, want 45", n)
+	}
+}
+
+// TestGangGate: a gang of three is bound only once all three members
+// wait; a gang that stays incomplete times out, its members are rejected
+// with the reason in their condition and get no Binding, and once the last
+// member arrives the retried gang is bound.
+func TestGangGate(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := startAPIServer(t)
+	admin := kubernetes.NewForConfigOrDie(cfg)
+
+	const ns = "gang"
+	createNamespace(ctx, t, admin, ns)
+	createNodes(ctx, t, admin, "node-a", "node-b")
+	counter := runScheduler(ctx, t, cfg, scheduler.WithGangTimeout(2*time.Second), scheduler.WithRetryDelay(time.Second))
+
+	member := func(name, group string) *v1.Pod {
+		p := pod(ns, name, scheduler.DefaultSchedulerName)
+		p.Labels = map[string]string{gang.GroupLabel: group, gang.GroupSizeLabel: "3"}
+		return p
+	}
+	create := func(pods ...*v1.Pod) {
+		for _, p := range pods {
+			if _, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	get := func(name string) *v1.Pod {
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// The allow path: all three members arrive together.
+	create(member("full-0", "full"), member("full-1", "full"), member("full-2", "full"))
+	waitFor(ctx, t, "the complete gang to be bound", func() (bool, error) {
+		for i := range 3 {
+			if get(fmt.Sprintf("full-%d", i)).Spec.NodeName == "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+
+	// The timeout path: two of three wait, time out, are rejected.
+	create(member("part-0", "part"), member("part-1", "part"))
+	const rejected = "0/1 nodes are available: 1 rejected: plugin Gang did not allow the pod within 2s."
+	waitFor(ctx, t, "the incomplete gang to be rejected", func() (bool, error) {
+		for i := range 2 {
+			p := get(fmt.Sprintf("part-%d", i))
+			ok := false
+			for _, c := range p.Status.Conditions {
+				ok = ok || (c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable && c.Message == rejected)
+			}
+			if !ok {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if codes := counter.get(); len(codes[ns+"/part-0"])+len(codes[ns+"/part-1"]) != 0 {
+		t.Fatalf("members of an incomplete gang got Bindings: %v", codes)
+	}
+
+	// The last member arrives; the retried members wait for it and all go.
+	create(member("part-2", "part"))
+	waitFor(ctx, t, "the completed gang to be bound", func() (bool, error) {
+		for i := range 3 {
+			if get(fmt.Sprintf("part-%d", i)).Spec.NodeName == "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 	for p, codes := range counter.get() {
 		if !cmp.Equal([]int{201}, codes) {
 			t.Errorf("pod %s: Binding status codes %v, want one 201", p, codes)

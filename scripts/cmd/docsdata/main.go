@@ -58,6 +58,14 @@ func run(root, tools string) error {
 	if err := write(filepath.Join(dir, "e2e.txt"), "make e2e", out); err != nil {
 		return err
 	}
+	fmt.Println("comparison with kube-scheduler")
+	out, err = command(root, "go", "run", "./scripts/cmd/compare", "--tools", tools, "--out", filepath.Join(e2eDir, "compare"))
+	if err != nil {
+		return fmt.Errorf("compare: %w\n%s", err, out)
+	}
+	if err := write(filepath.Join(dir, "compare.txt"), "make compare", out); err != nil {
+		return err
+	}
 	// The decision lines of scenarios the chapter pages quote.
 	quotes := []struct{ chapter, scenario string }{
 		{"02-filter", "unschedulable-message"},

@@ -1,0 +1,145 @@
+// Command compare checks that chapters decide as the real kube-scheduler
+// decides. For each chapter from 02 on and each scenario marked
+// deterministic (exactly one right node for every pod), it plays the
+// scenario twice on one local cluster: with the chapter's scheduler, and
+// with kube-scheduler v1.37.1 configured with exactly the chapter's plugins
+// and weights (see e2e.UpstreamConfig). Pods are created one per step, each
+// waiting for its Binding. It prints both placements side by side and fails
+// on any difference, naming the pod and both nodes; a tie for the top score
+// in either scheduler fails the scenario as not deterministic.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"minisched/scripts/e2e"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "compare: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var f e2e.Flags
+	f.Register(flag.CommandLine, ".cache/compare")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// 01 picks at random: there is nothing to compare.
+	h, err := e2e.Setup(ctx, f, func(c e2e.Chapter) bool { return c.Number >= 2 })
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	h.Runner.OnePodPerStep = true
+
+	row := "%-12s %-26s %-12s %-16s %-16s %s\n"
+	fmt.Printf(row, "CHAPTER", "SCENARIO", "POD", "CHAPTER'S NODE", "KUBE-SCHEDULER", "RESULT")
+	passed, failed := 0, 0
+	for _, c := range h.Chapters {
+		ours := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=2", "--vmodule=schedule_one=10"}}
+		upstream, err := e2e.UpstreamScheduler(f.Tools, h.Dir, c.Number)
+		if err != nil {
+			return err
+		}
+		for _, sc := range h.Scenarios {
+			if !sc.Deterministic || sc.FirstChapter > c.Number {
+				continue
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			a := h.Runner.Run(ctx, sc, ours)
+			b := h.Runner.Run(ctx, sc, upstream)
+			problems := compare(a, b)
+			pods := sortedPods(a, b)
+			for i, pod := range pods {
+				verdict := ""
+				if i == len(pods)-1 {
+					verdict = "same"
+					if len(problems) > 0 {
+						verdict = "FAIL: " + strings.Join(problems, "; ")
+					}
+				}
+				fmt.Printf(row, c.Dir, sc.Name, pod, show(a.Placements[pod]), show(b.Placements[pod]), verdict)
+			}
+			if len(problems) > 0 {
+				failed++
+			} else {
+				passed++
+			}
+		}
+	}
+	fmt.Printf("%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return fmt.Errorf("%d scenario(s) differ from kube-scheduler; logs in %s", failed, h.Dir)
+	}
+	return nil
+}
+
+// compare lists what makes two runs of a scenario disagree, or makes the
+// comparison meaningless.
+func compare(ours, up e2e.Result) []string {
+	var problems []string
+	for _, r := range []struct {
+		who string
+		res e2e.Result
+	}{{"chapter", ours}, {"kube-scheduler", up}} {
+		if !r.res.Passed {
+			problems = append(problems, fmt.Sprintf("%s failed the scenario: %s", r.who, strings.Join(r.res.Problems, "; ")))
+		}
+		ties, err := e2e.Ties(r.res.Log)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		for _, pod := range sortedKeys(ties) {
+			problems = append(problems, fmt.Sprintf("not deterministic: %s tied for pod %s between %s", r.who, pod, strings.Join(ties[pod], ", ")))
+		}
+	}
+	for _, pod := range sortedPods(ours, up) {
+		if a, b := ours.Placements[pod], up.Placements[pod]; a != b {
+			problems = append(problems, fmt.Sprintf("pod %s: chapter chose %s, kube-scheduler %s", pod, show(a), show(b)))
+		}
+		if a, b := ours.Unschedulable[pod], up.Unschedulable[pod]; a != b {
+			problems = append(problems, fmt.Sprintf("pod %s: chapter says %q, kube-scheduler %q", pod, a, b))
+		}
+	}
+	return problems
+}
+
+func sortedPods(a, b e2e.Result) []string {
+	set := map[string]bool{}
+	for p := range a.Placements {
+		set[p] = true
+	}
+	for p := range b.Placements {
+		set[p] = true
+	}
+	return sortedKeys(set)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func show(node string) string {
+	if node == "" {
+		return "(unbound)"
+	}
+	return node
+}

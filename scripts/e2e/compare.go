@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// upstreamFilters are the Filter (and PreFilter) plugins of chapters 02 on,
+// in the order of upstream's default profile.
+var upstreamFilters = []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"}
+
+// upstreamScores are the Score plugins of chapters 03 on, with upstream's
+// default weights.
+var upstreamScores = []struct {
+	name   string
+	weight int
+}{{"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1}}
+
+// UpstreamConfig is a KubeSchedulerConfiguration that makes kube-scheduler
+// behave like chapter `chapter` for the pods `make compare` creates: every
+// multiPoint plugin disabled, exactly the chapter's in-tree plugins enabled
+// with upstream's weights, every node scored (percentageOfNodesToScore 100),
+// profile mini-scheduler, the chapters' default client QPS and burst. The
+// chapters' own plugins (NodeCost, Gang) have no upstream counterpart:
+// scenarios that use them are not deterministic.
+func UpstreamConfig(chapter int, kubeconfig string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+  qps: 50
+  burst: 100
+leaderElection:
+  leaderElect: false
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: %s
+  plugins:
+    multiPoint:
+      disabled: [{name: "*"}]
+    preEnqueue:
+      enabled: [{name: SchedulingGates}]
+    queueSort:
+      enabled: [{name: PrioritySort}]
+    bind:
+      enabled: [{name: DefaultBinder}]
+`, kubeconfig, DefaultSchedulerName)
+	list := func(names []string) string {
+		var parts []string
+		for _, n := range names {
+			parts = append(parts, "{name: "+n+"}")
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	fmt.Fprintf(&b, "    preFilter:\n      enabled: %s\n", list([]string{"NodeAffinity", "NodeResourcesFit"}))
+	fmt.Fprintf(&b, "    filter:\n      enabled: %s\n", list(upstreamFilters))
+	if chapter >= 3 {
+		var scores, preScores []string
+		for _, s := range upstreamScores {
+			scores = append(scores, fmt.Sprintf("{name: %s, weight: %d}", s.name, s.weight))
+			preScores = append(preScores, "{name: "+s.name+"}")
+		}
+		fmt.Fprintf(&b, "    preScore:\n      enabled: [%s]\n", strings.Join(preScores, ", "))
+		fmt.Fprintf(&b, "    score:\n      enabled: [%s]\n", strings.Join(scores, ", "))
+	}
+	return b.String()
+}
+
+// UpstreamScheduler returns how to run kube-scheduler configured like the
+// chapter: the configuration above, written to dir; OpportunisticBatching
+// off; its HTTPS server on 127.0.0.1; scores logged (-v=10 for
+// schedule_one.go only), as the chapters log theirs.
+func UpstreamScheduler(toolsDir, dir string, chapter int) (Scheduler, error) {
+	bin, err := filepath.Abs(filepath.Join(toolsDir, "bin", "kube-scheduler"))
+	if err != nil {
+		return Scheduler{}, err
+	}
+	return Scheduler{
+		Chapter:  chapter,
+		Label:    "kube-scheduler",
+		Upstream: true,
+		Command:  []string{bin, "-v=2", "--vmodule=schedule_one=10", "--feature-gates=OpportunisticBatching=false"},
+		Args: func(kubeconfig, addr string) []string {
+			cfg := filepath.Join(dir, fmt.Sprintf("kube-scheduler-%02d.yaml", chapter))
+			if err := os.WriteFile(cfg, []byte(UpstreamConfig(chapter, kubeconfig)), 0o644); err != nil {
+				panic(err) // the directory was created by the caller
+			}
+			host, port, _ := strings.Cut(addr, ":")
+			return []string{"--config=" + cfg, "--authentication-skip-lookup=true", "--bind-address=" + host, "--secure-port=" + port}
+		},
+	}, nil
+}
+
+var (
+	attemptLine = regexp.MustCompile(`"Attempting to schedule pod" pod="([^"]+)"`)
+	scoreLine   = regexp.MustCompile(`"Calculated node's final score for pod" pod="([^"]+)" node="([^"]+)" score=(\d+)`)
+	feasible    = regexp.MustCompile(`"Scheduling decision" pod="([^"]+)".* feasibleNodes=(\d+)`)
+)
+
+// Ties reads a scheduler's log and returns, for each pod whose last scored
+// attempt had several nodes sharing the top score, those nodes. A pod with
+// several feasible nodes but no scores (chapter 02) counts as a tie too:
+// its choice was not decided by the rules both schedulers share.
+func Ties(logPath string) (map[string][]string, error) {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	scores := map[string]map[string]int{} // pod -> node -> total, last attempt
+	ties := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := attemptLine.FindStringSubmatch(line); m != nil {
+			scores[m[1]] = map[string]int{}
+		}
+		if m := scoreLine.FindStringSubmatch(line); m != nil {
+			if scores[m[1]] == nil {
+				scores[m[1]] = map[string]int{}
+			}
+			scores[m[1]][m[2]], _ = strconv.Atoi(m[3])
+		}
+		if m := feasible.FindStringSubmatch(line); m != nil {
+			if n, _ := strconv.Atoi(m[2]); n > 1 && len(scores[m[1]]) == 0 {
+				ties[m[1]] = []string{fmt.Sprintf("%d feasible nodes, no scores", n)}
+			}
+		}
+	}
+	for pod, byNode := range scores {
+		top, nodes := -1, []string(nil)
+		for n, s := range byNode {
+			switch {
+			case s > top:
+				top, nodes = s, []string{n}
+			case s == top:
+				nodes = append(nodes, n)
+			}
+		}
+		if len(nodes) > 1 {
+			sort.Strings(nodes)
+			ties[pod] = nodes
+		}
+	}
+	return ties, sc.Err()
+}
