@@ -171,7 +171,7 @@ func (ru *run) startScheduler(logPath string) error {
 		return err
 	}
 	ru.proc = proc
-	return nil
+	return proc.waitServing()
 }
 
 func (ru *run) step(ctx context.Context, st Step, logPath string) error {
@@ -611,6 +611,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // schedulerProcess is a running scheduler.
 type schedulerProcess struct {
 	cmd  *exec.Cmd
+	addr string // where its HTTP server listens
 	done chan struct{}
 	err  error
 }
@@ -637,13 +638,30 @@ func startSchedulerProcess(s Scheduler, kubeconfig string, extra []string, logPa
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", s.Label, err)
 	}
-	p := &schedulerProcess{cmd: cmd, done: make(chan struct{})}
+	p := &schedulerProcess{cmd: cmd, addr: addr, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// waitServing waits until the scheduler's HTTP server accepts connections,
+// so the first step does not race the process's start.
+func (p *schedulerProcess) waitServing() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if p.exited() {
+			return fmt.Errorf("the scheduler exited at start: %v", p.err)
+		}
+		if conn, err := net.DialTimeout("tcp", p.addr, time.Second); err == nil {
+			conn.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("the scheduler did not listen on %s within 30s", p.addr)
 }
 
 func (p *schedulerProcess) exited() bool {

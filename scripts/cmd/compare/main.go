@@ -43,7 +43,7 @@ func run() error {
 	defer h.Close()
 	h.Runner.OnePodPerStep = true
 
-	row := "%-12s %-26s %-12s %-16s %-16s %s\n"
+	row := "%-18s %-26s %-15s %-16s %-16s %s\n"
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "POD", "CHAPTER'S NODE", "KUBE-SCHEDULER", "RESULT")
 	passed, failed := 0, 0
 	for _, c := range h.Chapters {

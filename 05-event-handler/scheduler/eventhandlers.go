@@ -1,0 +1,130 @@
+package scheduler
+
+// This file mirrors pkg/scheduler/eventhandlers.go of k8s.io/kubernetes:
+// addAllEventHandlers routes each informer event to where it belongs. Pods
+// without a node that name this scheduler go to the queue; pods with a node
+// and all nodes go to the cache. Function names are upstream's.
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// addAllEventHandlers registers the scheduler's handlers on the informers.
+func addAllEventHandlers(sched *Scheduler, informerFactory informers.SharedInformerFactory) error {
+	pods := informerFactory.Core().V1().Pods().Informer()
+	// Bound pods (anyone's) feed the cache: they use their node's room.
+	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: func(obj any) bool {
+			pod := podOf(obj)
+			return pod != nil && assignedPod(pod)
+		},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    sched.addPodToCache,
+			UpdateFunc: sched.updatePodInCache,
+			DeleteFunc: sched.deletePodFromCache,
+		},
+	}); err != nil {
+		return err
+	}
+	// Pending pods for this scheduler feed the queue. When a pod gets its
+	// node it stops matching the filter, and the handler sees a Delete.
+	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: func(obj any) bool {
+			pod := podOf(obj)
+			return pod != nil && !assignedPod(pod) && sched.responsibleForPod(pod)
+		},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    sched.addPodToSchedulingQueue,
+			UpdateFunc: sched.updatePodInSchedulingQueue,
+			DeleteFunc: sched.deletePodFromSchedulingQueue,
+		},
+	}); err != nil {
+		return err
+	}
+	_, err := informerFactory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    sched.addNodeToCache,
+		UpdateFunc: sched.updateNodeInCache,
+		DeleteFunc: sched.deleteNodeFromCache,
+	})
+	return err
+}
+
+// podOf unwraps a pod from an informer event, including the final state of
+// a pod whose deletion the informer missed (DeletedFinalStateUnknown).
+func podOf(obj any) *v1.Pod {
+	switch t := obj.(type) {
+	case *v1.Pod:
+		return t
+	case cache.DeletedFinalStateUnknown:
+		pod, _ := t.Obj.(*v1.Pod)
+		return pod
+	}
+	return nil
+}
+
+func nodeOf(obj any) *v1.Node {
+	switch t := obj.(type) {
+	case *v1.Node:
+		return t
+	case cache.DeletedFinalStateUnknown:
+		node, _ := t.Obj.(*v1.Node)
+		return node
+	}
+	return nil
+}
+
+func (sched *Scheduler) addPodToSchedulingQueue(obj any) {
+	pod := podOf(obj)
+	klog.Background().V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
+	sched.queue.Add(pod)
+}
+
+func (sched *Scheduler) updatePodInSchedulingQueue(_, newObj any) {
+	sched.queue.Update(podOf(newObj))
+}
+
+func (sched *Scheduler) deletePodFromSchedulingQueue(obj any) {
+	pod := podOf(obj)
+	klog.Background().V(3).Info("Delete event for unscheduled pod", "pod", klog.KObj(pod))
+	sched.queue.Delete(pod)
+	// A pod deleted while it waits at Permit must not be bound.
+	sched.framework.RejectWaitingPod(pod.UID)
+}
+
+func (sched *Scheduler) addPodToCache(obj any) {
+	pod := podOf(obj)
+	if err := sched.cache.AddPod(klog.Background(), pod); err != nil {
+		klog.Background().Error(err, "Scheduler cache AddPod failed", "pod", klog.KObj(pod))
+	}
+}
+
+func (sched *Scheduler) updatePodInCache(oldObj, newObj any) {
+	oldPod, newPod := podOf(oldObj), podOf(newObj)
+	if err := sched.cache.UpdatePod(klog.Background(), oldPod, newPod); err != nil {
+		klog.Background().Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
+	}
+}
+
+func (sched *Scheduler) deletePodFromCache(obj any) {
+	pod := podOf(obj)
+	if err := sched.cache.RemovePod(klog.Background(), pod); err != nil {
+		klog.Background().Error(err, "Scheduler cache RemovePod failed", "pod", klog.KObj(pod))
+	}
+}
+
+func (sched *Scheduler) addNodeToCache(obj any) {
+	sched.cache.AddNode(nodeOf(obj))
+}
+
+func (sched *Scheduler) updateNodeInCache(oldObj, newObj any) {
+	sched.cache.UpdateNode(nodeOf(oldObj), nodeOf(newObj))
+}
+
+func (sched *Scheduler) deleteNodeFromCache(obj any) {
+	node := nodeOf(obj)
+	klog.Background().V(3).Info("Delete event for node", "node", klog.KObj(node))
+	sched.cache.RemoveNode(node)
+}

@@ -1,0 +1,181 @@
+// Package scheduler is chapter 05's whole scheduler. It mirrors
+// pkg/scheduler/scheduler.go of k8s.io/kubernetes (the Scheduler type, New
+// with functional options, Run): shared informers feed a cache of nodes and
+// bound pods and a queue of pending pods; each cycle pops a pod, filters and
+// scores the nodes of a cache snapshot, assumes the pod on the best one,
+// and binds it in a goroutine of its own; pods that fit nowhere are retried.
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	internalcache "minisched/05-event-handler/scheduler/backend/cache"
+	"minisched/05-event-handler/scheduler/backend/queue"
+	"minisched/05-event-handler/scheduler/framework/plugins/gang"
+)
+
+// DefaultSchedulerName is the spec.schedulerName this scheduler answers to
+// unless told otherwise. It is not "default-scheduler", so a chapter can run
+// beside the real kube-scheduler without the two fighting over pods.
+const DefaultSchedulerName = "mini-scheduler"
+
+// DefaultRetryDelay is how long a pod that could not be scheduled waits
+// before its next attempt. A fixed delay is the naive retry: the pod is
+// tried again whether or not anything changed that could help it, and a pod
+// that waits for a node costs one attempt every delay. Chapter 06 replaces
+// it with a queue that retries a pod when an event could make it fit.
+const DefaultRetryDelay = 2 * time.Second
+
+// Scheduler schedules the pods that name it.
+type Scheduler struct {
+	client        clientset.Interface
+	recorder      events.EventRecorder
+	schedulerName string
+	rand          *rand.Rand
+	framework     *Framework
+	clock         clock.WithDelayedExecution
+	retryDelay    time.Duration
+	gangTimeout   time.Duration
+
+	// informerFactory starts the informers for pods and nodes; podLister
+	// reads pods from the pod informer's store, not from the apiserver.
+	informerFactory informers.SharedInformerFactory
+	podLister       corelisters.PodLister
+	// cache holds the nodes, the bound pods and the assumed pods; the
+	// event handlers, the scheduling loop and the binding goroutines share
+	// it.
+	cache *internalcache.Cache
+	// queue holds the pending pods, in the order they arrived.
+	queue *queue.FIFO
+	// bindings counts the binding goroutines, so Run can wait for them.
+	bindings sync.WaitGroup
+}
+
+// Option configures a Scheduler, as upstream's scheduler.Option does.
+type Option func(*Scheduler)
+
+// WithSchedulerName sets the spec.schedulerName whose pods are scheduled.
+func WithSchedulerName(name string) Option {
+	return func(s *Scheduler) { s.schedulerName = name }
+}
+
+// WithRand injects the source of randomness that breaks ties between nodes
+// with the same top score, so tests can seed it and get the same placements
+// every run.
+func WithRand(r *rand.Rand) Option {
+	return func(s *Scheduler) { s.rand = r }
+}
+
+// WithClock injects the clock that times retries, so tests can step it.
+func WithClock(c clock.WithDelayedExecution) Option {
+	return func(s *Scheduler) { s.clock = c }
+}
+
+// WithRetryDelay sets how long an unschedulable pod waits to be tried again.
+func WithRetryDelay(d time.Duration) Option {
+	return func(s *Scheduler) { s.retryDelay = d }
+}
+
+// WithGangTimeout sets how long a gang member waits at Permit for the rest.
+func WithGangTimeout(d time.Duration) Option {
+	return func(s *Scheduler) { s.gangTimeout = d }
+}
+
+// New returns a Scheduler that talks to the apiserver through client,
+// records events on pods through recorder, and filters and scores nodes
+// with the plugins of NewFramework. It sets up the informers and their
+// event handlers; Run starts them. The plugins' goroutines stop when ctx
+// ends.
+func New(ctx context.Context, client clientset.Interface, recorder events.EventRecorder, opts ...Option) (*Scheduler, error) {
+	s := &Scheduler{
+		client:          client,
+		recorder:        recorder,
+		schedulerName:   DefaultSchedulerName,
+		rand:            rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		clock:           clock.RealClock{},
+		retryDelay:      DefaultRetryDelay,
+		gangTimeout:     gang.DefaultTimeout,
+		informerFactory: NewInformerFactory(client),
+		cache:           internalcache.New(),
+	}
+	for _, opt := range opts {
+		opt(s)
+	}
+	s.queue = queue.New(s.clock, s.retryDelay)
+	s.podLister = s.informerFactory.Core().V1().Pods().Lister()
+	fw, err := NewFramework(ctx, client, recorder, s.clock, s.gangTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s.framework = fw
+	if err := addAllEventHandlers(s, s.informerFactory); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewInformerFactory returns the informers a scheduler needs, as upstream's
+// function of that name does: the pod informer leaves out pods that have
+// terminated (status.phase Succeeded or Failed), which use no resources and
+// need no node.
+func NewInformerFactory(client clientset.Interface) informers.SharedInformerFactory {
+	factory := informers.NewSharedInformerFactory(client, 0)
+	factory.InformerFor(&v1.Pod{}, newPodInformer)
+	return factory
+}
+
+func newPodInformer(client clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
+	selector := fmt.Sprintf("status.phase!=%v,status.phase!=%v", v1.PodSucceeded, v1.PodFailed)
+	return coreinformers.NewFilteredPodInformer(client, metav1.NamespaceAll, resync,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(o *metav1.ListOptions) { o.FieldSelector = selector })
+}
+
+// Run starts the informers, waits until they have listed the cluster, and
+// then schedules pods until ctx is cancelled: each ScheduleOne pops one pod.
+// Binding cycles run in goroutines of their own; once ctx is cancelled, Run
+// waits for them: a pod waiting at Permit is rejected, a Binding in flight
+// finishes or fails.
+func (sched *Scheduler) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	sched.informerFactory.Start(ctx.Done())
+	defer sched.informerFactory.Shutdown()
+	for informer, synced := range sched.informerFactory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			return fmt.Errorf("the %v informer did not sync", informer)
+		}
+	}
+	logger.V(2).Info("Informers synced; scheduling")
+	go func() {
+		<-ctx.Done()
+		sched.queue.Close()
+	}()
+	defer sched.bindings.Wait()
+	for ctx.Err() == nil {
+		sched.ScheduleOne(ctx)
+	}
+	return nil
+}
+
+// assignedPod says whether a pod has a node.
+func assignedPod(pod *v1.Pod) bool { return len(pod.Spec.NodeName) != 0 }
+
+// responsibleForPod says whether this scheduler is the one to schedule it.
+func (sched *Scheduler) responsibleForPod(pod *v1.Pod) bool {
+	return pod.Spec.SchedulerName == sched.schedulerName
+}
