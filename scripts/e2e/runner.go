@@ -256,16 +256,7 @@ func (ru *run) updateNode(ctx context.Context, u *NodeUpdate) error {
 	if err != nil {
 		return err
 	}
-	for k, v := range u.Labels {
-		if v == nil {
-			delete(node.Labels, k)
-		} else {
-			if node.Labels == nil {
-				node.Labels = map[string]string{}
-			}
-			node.Labels[k] = *v
-		}
-	}
+	node.Labels = applyLabels(node.Labels, u.Labels)
 	if u.Taints != nil {
 		node.Spec.Taints = *u.Taints
 	}
@@ -299,16 +290,7 @@ func (ru *run) updatePod(ctx context.Context, u *PodUpdate) error {
 	if err != nil {
 		return err
 	}
-	for k, v := range u.Labels {
-		if v == nil {
-			delete(pod.Labels, k)
-		} else {
-			if pod.Labels == nil {
-				pod.Labels = map[string]string{}
-			}
-			pod.Labels[k] = *v
-		}
-	}
+	pod.Labels = applyLabels(pod.Labels, u.Labels)
 	if u.RemoveSchedulingGates {
 		pod.Spec.SchedulingGates = nil
 	}
@@ -316,6 +298,21 @@ func (ru *run) updatePod(ctx context.Context, u *PodUpdate) error {
 		return fmt.Errorf("updating pod %s: %w", u.Name, err)
 	}
 	return nil
+}
+
+// applyLabels sets the labels of changes on labels; a nil value removes it.
+func applyLabels(labels map[string]string, changes map[string]*string) map[string]string {
+	for k, v := range changes {
+		if v == nil {
+			delete(labels, k)
+			continue
+		}
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[k] = *v
+	}
+	return labels
 }
 
 // podNames expands a name or glob to the pods created so far.
