@@ -12,11 +12,13 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// addAllEventHandlers registers the scheduler's handlers on the informers.
+// addAllEventHandlers registers the scheduler's handlers on the informers
+// and keeps their registrations, whose HasSynced says when a handler has
+// seen every object of the informer's first list.
 func addAllEventHandlers(sched *Scheduler, informerFactory informers.SharedInformerFactory) error {
 	pods := informerFactory.Core().V1().Pods().Informer()
 	// Bound pods (anyone's) feed the cache: they use their node's room.
-	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
+	reg, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {
 			pod := podOf(obj)
 			return pod != nil && assignedPod(pod)
@@ -26,12 +28,14 @@ func addAllEventHandlers(sched *Scheduler, informerFactory informers.SharedInfor
 			UpdateFunc: sched.updatePodInCache,
 			DeleteFunc: sched.deletePodFromCache,
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
+	sched.registrations = append(sched.registrations, reg)
 	// Pending pods for this scheduler feed the queue. When a pod gets its
 	// node it stops matching the filter, and the handler sees a Delete.
-	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
+	reg, err = pods.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {
 			pod := podOf(obj)
 			return pod != nil && !assignedPod(pod) && sched.responsibleForPod(pod)
@@ -41,15 +45,21 @@ func addAllEventHandlers(sched *Scheduler, informerFactory informers.SharedInfor
 			UpdateFunc: sched.updatePodInSchedulingQueue,
 			DeleteFunc: sched.deletePodFromSchedulingQueue,
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	_, err := informerFactory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	sched.registrations = append(sched.registrations, reg)
+	reg, err = informerFactory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    sched.addNodeToCache,
 		UpdateFunc: sched.updateNodeInCache,
 		DeleteFunc: sched.deleteNodeFromCache,
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	sched.registrations = append(sched.registrations, reg)
+	return nil
 }
 
 // podOf unwraps a pod from an informer event, including the final state of

@@ -115,10 +115,8 @@ func newTestScheduler(t *testing.T, ctx context.Context, client *fake.Clientset,
 	}
 	sched.informerFactory.Start(ctx.Done())
 	t.Cleanup(func() { cancel(); sched.informerFactory.Shutdown() })
-	for informer, ok := range sched.informerFactory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatalf("%v did not sync", informer)
-		}
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		t.Fatal(err)
 	}
 	return sched
 }

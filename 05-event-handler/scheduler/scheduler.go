@@ -56,6 +56,8 @@ type Scheduler struct {
 	// reads pods from the pod informer's store, not from the apiserver.
 	informerFactory informers.SharedInformerFactory
 	podLister       corelisters.PodLister
+	// registrations are the event handlers' registrations on the informers.
+	registrations []cache.ResourceEventHandlerRegistration
 	// cache holds the nodes, the bound pods and the assumed pods; the
 	// event handlers, the scheduling loop and the binding goroutines share
 	// it.
@@ -146,8 +148,9 @@ func newPodInformer(client clientset.Interface, resync time.Duration) cache.Shar
 		func(o *metav1.ListOptions) { o.FieldSelector = selector })
 }
 
-// Run starts the informers, waits until they have listed the cluster, and
-// then schedules pods until ctx is cancelled: each ScheduleOne pops one pod.
+// Run starts the informers, waits until the event handlers have seen the
+// whole cluster, and then schedules pods until ctx is cancelled: each
+// ScheduleOne pops one pod.
 // Binding cycles run in goroutines of their own; once ctx is cancelled, Run
 // waits for them: a pod waiting at Permit is rejected, a Binding in flight
 // finishes or fails.
@@ -155,10 +158,8 @@ func (sched *Scheduler) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	sched.informerFactory.Start(ctx.Done())
 	defer sched.informerFactory.Shutdown()
-	for informer, synced := range sched.informerFactory.WaitForCacheSync(ctx.Done()) {
-		if !synced {
-			return fmt.Errorf("the %v informer did not sync", informer)
-		}
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		return err
 	}
 	logger.V(2).Info("Informers synced; scheduling")
 	go func() {
@@ -178,4 +179,19 @@ func assignedPod(pod *v1.Pod) bool { return len(pod.Spec.NodeName) != 0 }
 // responsibleForPod says whether this scheduler is the one to schedule it.
 func (sched *Scheduler) responsibleForPod(pod *v1.Pod) bool {
 	return pod.Spec.SchedulerName == sched.schedulerName
+}
+
+// WaitForHandlersSync waits until every event handler has received the
+// objects of its informer's first list. An informer's own sync is not
+// enough: its store is full before its handlers have run, and until they
+// have, the cache and the queue miss part of the cluster.
+func (sched *Scheduler) WaitForHandlersSync(ctx context.Context) error {
+	synced := make([]cache.InformerSynced, 0, len(sched.registrations))
+	for _, r := range sched.registrations {
+		synced = append(synced, r.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("the event handlers did not sync: %w", context.Cause(ctx))
+	}
+	return nil
 }

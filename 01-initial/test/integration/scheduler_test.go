@@ -73,6 +73,7 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 			t.Errorf("pod %s of another scheduler was bound to %s", podName("other", i), n)
 		}
 	}
+	counter.waitCounted(ctx, t, len(wantBindings))
 	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
 		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
 	}

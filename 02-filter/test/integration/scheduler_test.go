@@ -74,6 +74,7 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 			t.Errorf("pod %s of another scheduler was bound to %s", podName("other", i), n)
 		}
 	}
+	counter.waitCounted(ctx, t, len(wantBindings))
 	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
 		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
 	}
@@ -147,6 +148,7 @@ func TestFilters(t *testing.T) {
 		return cmp.Equal(want, got), nil
 	})
 	wantBindings := map[string][]int{ns + "/needs-ssd": {201}, ns + "/db": {201}, ns + "/big": {201}}
+	counter.waitCounted(ctx, t, len(wantBindings))
 	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
 		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
 	}

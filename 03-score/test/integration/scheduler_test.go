@@ -76,6 +76,7 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 			t.Errorf("pod %s of another scheduler was bound to %s", podName("other", i), n)
 		}
 	}
+	counter.waitCounted(ctx, t, len(wantBindings))
 	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
 		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
 	}
@@ -149,6 +150,7 @@ func TestFilters(t *testing.T) {
 		return cmp.Equal(want, got), nil
 	})
 	wantBindings := map[string][]int{ns + "/needs-ssd": {201}, ns + "/db": {201}, ns + "/big": {201}}
+	counter.waitCounted(ctx, t, len(wantBindings))
 	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
 		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
 	}
@@ -226,6 +228,7 @@ func TestScoring(t *testing.T) {
 		}
 	}
 	got := bound("prefers-b", "cheap")
+	counter.waitCounted(ctx, t, 8)
 	if diff := cmp.Diff(map[string]string{"prefers-b": "node-b", "cheap": "node-c"}, map[string]string{"prefers-b": got["prefers-b"], "cheap": got["cheap"]}); diff != "" {
 		t.Errorf("placements (-want, +got):\n%s", diff)
 	}

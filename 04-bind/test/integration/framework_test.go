@@ -122,6 +122,14 @@ func (c *bindingCounter) get() map[string][]int {
 	return out
 }
 
+// waitCounted waits until n pods have a counted Binding. The apiserver sets
+// spec.nodeName before its answer comes back through this counter, so a
+// test that has seen n pods bound could otherwise read the counter early.
+func (c *bindingCounter) waitCounted(ctx context.Context, t *testing.T, n int) {
+	t.Helper()
+	waitFor(ctx, t, fmt.Sprintf("%d counted Bindings", n), func() (bool, error) { return len(c.get()) >= n, nil })
+}
+
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -79,6 +79,7 @@ func TestSchedulerBindsOwnPodsOnly(t *testing.T) {
 			t.Errorf("pod %s of another scheduler was bound to %s", podName("other", i), n)
 		}
 	}
+	counter.waitCounted(ctx, t, len(wantBindings))
 	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
 		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
 	}
@@ -152,6 +153,7 @@ func TestFilters(t *testing.T) {
 		return cmp.Equal(want, got), nil
 	})
 	wantBindings := map[string][]int{ns + "/needs-ssd": {201}, ns + "/db": {201}, ns + "/big": {201}}
+	counter.waitCounted(ctx, t, len(wantBindings))
 	if diff := cmp.Diff(wantBindings, counter.get()); diff != "" {
 		t.Errorf("Binding requests and their status codes, per pod (-want, +got):\n%s", diff)
 	}
@@ -229,6 +231,7 @@ func TestScoring(t *testing.T) {
 		}
 	}
 	got := bound("prefers-b", "cheap")
+	counter.waitCounted(ctx, t, 8)
 	if diff := cmp.Diff(map[string]string{"prefers-b": "node-b", "cheap": "node-c"}, map[string]string{"prefers-b": got["prefers-b"], "cheap": got["cheap"]}); diff != "" {
 		t.Errorf("placements (-want, +got):\n%s", diff)
 	}
@@ -292,6 +295,7 @@ func TestAssumeUnderConcurrentBinding(t *testing.T) {
 		}
 		return cmp.Equal(map[string]int{"node-a": 15, "node-b": 15, "node-c": 15, "unschedulable": 15}, perNode), nil
 	})
+	counter.waitCounted(ctx, t, 45)
 	for p, codes := range counter.get() {
 		if !cmp.Equal([]int{201}, codes) {
 			t.Errorf("pod %s: Binding status codes %v, want one 201", p, codes)
@@ -385,6 +389,7 @@ func TestGangGate(t *testing.T) {
 		}
 		return true, nil
 	})
+	counter.waitCounted(ctx, t, 6)
 	for p, codes := range counter.get() {
 		if !cmp.Equal([]int{201}, codes) {
 			t.Errorf("pod %s: Binding status codes %v, want one 201", p, codes)
