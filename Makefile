@@ -114,4 +114,4 @@ docs-data: tools ## Regenerate the outputs of real runs that the docs show (stam
 clean: ## Stop the local cluster and remove .cache (tools, logs). Go's own caches stay.
 	@if [ -x $(BIN_DIR)/cluster ]; then $(BIN_DIR)/cluster down --dir $(ROOT)/.cache/cluster; fi
 	@rm -rf $(ROOT)/.cache
-	@echo "Removed .cache. Go's module and build caches (about 4 GB) stay; 'go clean -cache -modcache' removes them."
+	@echo "Removed .cache. Go's module and build caches (6 to 9 GB) stay; 'go clean -cache -modcache' removes them."
