@@ -94,7 +94,7 @@ func WithRetryDelay(d time.Duration) Option {
 // in-tree plugins of NewFramework. The plugins' goroutines stop when ctx
 // ends.
 func New(ctx context.Context, client clientset.Interface, recorder events.EventRecorder, opts ...Option) (*Scheduler, error) {
-	fw, err := NewFramework(ctx, client, recorder)
+	fw, err := NewFramework(ctx, client)
 	if err != nil {
 		return nil, err
 	}

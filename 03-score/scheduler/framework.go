@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -73,7 +72,7 @@ type Framework struct {
 // The plugins need a framework Handle (for the client, among others).
 // frameworkruntime.NewFramework with no registry and no profile returns a
 // bare one; its background goroutines end with ctx.
-func NewFramework(ctx context.Context, client clientset.Interface, _ events.EventRecorder) (*Framework, error) {
+func NewFramework(ctx context.Context, client clientset.Interface) (*Framework, error) {
 	handle, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithClientSet(client))
 	if err != nil {
 		return nil, err

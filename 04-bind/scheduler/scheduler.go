@@ -125,7 +125,7 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 	for _, opt := range opts {
 		opt(s)
 	}
-	fw, err := NewFramework(ctx, client, recorder, s.clock, s.gangTimeout)
+	fw, err := NewFramework(ctx, client, s.clock, s.gangTimeout)
 	if err != nil {
 		return nil, err
 	}

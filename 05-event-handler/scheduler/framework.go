@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -128,7 +127,7 @@ func (h *handle) RejectWaitingPod(uid types.UID) bool {
 // frameworkruntime.NewFramework with no registry and no profile returns a
 // bare one; its background goroutines end with ctx. The clock times Permit
 // waits, and gangTimeout is how long a gang member waits for the others.
-func NewFramework(ctx context.Context, client clientset.Interface, _ events.EventRecorder, clk clock.WithDelayedExecution, gangTimeout time.Duration) (*Framework, error) {
+func NewFramework(ctx context.Context, client clientset.Interface, clk clock.WithDelayedExecution, gangTimeout time.Duration) (*Framework, error) {
 	bare, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithClientSet(client))
 	if err != nil {
 		return nil, err

@@ -120,7 +120,7 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 	}
 	s.queue = queue.New(s.clock, s.retryDelay)
 	s.podLister = s.informerFactory.Core().V1().Pods().Lister()
-	fw, err := NewFramework(ctx, client, recorder, s.clock, s.gangTimeout)
+	fw, err := NewFramework(ctx, client, s.clock, s.gangTimeout)
 	if err != nil {
 		return nil, err
 	}

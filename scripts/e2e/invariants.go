@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -126,7 +128,7 @@ func (ru *run) checkInvariants(ctx context.Context) ([]string, int) {
 	for _, b := range bindings {
 		perPod[b.Pod] = append(perPod[b.Pod], b)
 	}
-	for _, name := range sortedKeys(ru.pods) {
+	for _, name := range slices.Sorted(maps.Keys(ru.pods)) {
 		pod := ru.pods[name]
 		if p := final[name]; p != nil {
 			pod = p
@@ -186,7 +188,7 @@ func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []str
 			exempt[name] = true
 		}
 	}
-	for _, name := range sortedKeys(pods) {
+	for _, name := range slices.Sorted(maps.Keys(pods)) {
 		p := pods[name]
 		if p.Spec.NodeName != "" || p.Spec.SchedulerName != DefaultSchedulerName || len(p.Spec.SchedulingGates) > 0 || p.DeletionTimestamp != nil || exempt[name] {
 			continue

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -396,7 +398,7 @@ func (ru *run) waitForExpectations(ctx context.Context) error {
 		for i := range pods.Items {
 			byName[pods.Items[i].Name] = &pods.Items[i]
 		}
-		for _, pattern := range sortedKeys(ru.sc.Expect.Bound) {
+		for _, pattern := range slices.Sorted(maps.Keys(ru.sc.Expect.Bound)) {
 			allowed := ru.sc.Expect.Bound[pattern]
 			for _, name := range ru.podNames(pattern) {
 				p := byName[name]
@@ -410,7 +412,7 @@ func (ru *run) waitForExpectations(ctx context.Context) error {
 				}
 			}
 		}
-		for _, pattern := range sortedKeys(ru.sc.Expect.Unbound) {
+		for _, pattern := range slices.Sorted(maps.Keys(ru.sc.Expect.Unbound)) {
 			cond := ru.sc.Expect.Unbound[pattern]
 			for _, name := range ru.podNames(pattern) {
 				p := byName[name]
@@ -594,15 +596,6 @@ func priorityClassName(ns, name string) string {
 		return ""
 	}
 	return ns + "-" + name
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // schedulerProcess is a running scheduler.

@@ -13,9 +13,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -102,7 +103,7 @@ func compare(ours, up e2e.Result) []string {
 		if err != nil {
 			problems = append(problems, err.Error())
 		}
-		for _, pod := range sortedKeys(ties) {
+		for _, pod := range slices.Sorted(maps.Keys(ties)) {
 			problems = append(problems, fmt.Sprintf("not deterministic: %s tied for pod %s between %s", r.who, pod, strings.Join(ties[pod], ", ")))
 		}
 	}
@@ -125,16 +126,7 @@ func sortedPods(a, b e2e.Result) []string {
 	for p := range b.Placements {
 		set[p] = true
 	}
-	return sortedKeys(set)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 func show(node string) string {
