@@ -43,7 +43,7 @@ import (
 type PluginFactory func(ctx context.Context, args runtime.Object, h fwk.Handle, fts feature.Features) (fwk.Plugin, error)
 
 // Registry names the plugins this chapter enables: upstream's in-tree
-// plugins, NodeCost (chapter 03) and Gang (this chapter). The framework
+// plugins, NodeCost (chapter 03) and Gang (chapter 04). The framework
 // below runs them.
 var Registry = map[string]PluginFactory{
 	nodeunschedulable.Name:               nodeunschedulable.New,
