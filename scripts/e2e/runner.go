@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -72,6 +73,9 @@ type Result struct {
 	Unschedulable map[string]string
 	// Bindings is the number of Binding requests the apiserver received.
 	Bindings int
+	// Attempts is the number of scheduling attempts the scheduler logged
+	// (0 for kube-scheduler, whose log has no such line).
+	Attempts int
 	// Log is the scheduler's log file.
 	Log string
 }
@@ -118,6 +122,16 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 		if err := ru.proc.stop(!sched.Upstream); err != nil {
 			problems = append(problems, err.Error())
 		}
+	}
+	if !sched.Upstream {
+		attempts, err := countAttempts(res.Log, ru.ns)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		for _, n := range attempts {
+			res.Attempts += n
+		}
+		problems = append(problems, ru.checkAttempts(attempts)...)
 	}
 	res.Placements, _ = ru.placements(context.Background())
 	res.Unschedulable = ru.unschedulableMessages(context.Background())
@@ -236,6 +250,13 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 		return ru.updatePod(ctx, st.UpdatePod)
 	case st.WaitFor != nil:
 		return ru.waitFor(ctx, st.WaitFor)
+	case st.Sleep != "":
+		d, _ := time.ParseDuration(st.Sleep)
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	case st.AssertUnbound != nil:
 		placed, err := ru.placements(ctx)
 		if err != nil {
@@ -691,4 +712,42 @@ func freeAddress() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// decisionLine matches the decision line every chapter logs once per
+// attempt, and captures the pod.
+var decisionLine = regexp.MustCompile(`"Scheduling decision" pod="([^"]+)"`)
+
+// countAttempts counts the scheduling attempts per pod of namespace ns in a
+// scheduler's log.
+func countAttempts(logPath, ns string) (map[string]int, error) {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading the scheduler log: %w", err)
+	}
+	out := map[string]int{}
+	for _, m := range decisionLine.FindAllStringSubmatch(string(data), -1) {
+		if namespace, name, ok := strings.Cut(m[1], "/"); ok && namespace == ns {
+			out[name]++
+		}
+	}
+	return out, nil
+}
+
+// checkAttempts compares the attempts with the scenario's caps, if they
+// apply to this chapter.
+func (ru *run) checkAttempts(attempts map[string]int) []string {
+	a := ru.sc.Expect.Attempts
+	if a == nil || ru.sched.Chapter < a.FromChapter {
+		return nil
+	}
+	var problems []string
+	for _, pattern := range slices.Sorted(maps.Keys(a.Max)) {
+		for _, name := range ru.podNames(pattern) {
+			if attempts[name] > a.Max[pattern] {
+				problems = append(problems, fmt.Sprintf("pod %s took %d scheduling attempts, want at most %d", name, attempts[name], a.Max[pattern]))
+			}
+		}
+	}
+	return problems
 }

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -60,6 +61,10 @@ type Step struct {
 	WaitFor *Wait `json:"waitFor,omitempty"`
 	// AssertUnbound checks, at this moment, that the pods have no node.
 	AssertUnbound []string `json:"assertUnbound,omitempty"`
+	// Sleep lets time pass ("3s"), so that a scheduler that retries on a
+	// timer (chapters 02-05) shows what that costs in attempts. It never
+	// waits for an outcome: waitFor does that.
+	Sleep string `json:"sleep,omitempty"`
 }
 
 // NodeSpec describes fake nodes. With Count > 1 the names are Name-0,
@@ -150,6 +155,19 @@ type Expect struct {
 	// they fit (the gang gate of chapter 04), exempt from the invariant
 	// "no pod that fits stays pending".
 	MayStayPending []string `json:"mayStayPending,omitempty"`
+	// Attempts bounds how often the scheduler may try pods, counted from its
+	// "Scheduling decision" log lines, from a chapter on: a queue that
+	// retries on events (chapter 06 on) tries a pod again only when
+	// something could have helped it.
+	Attempts *ExpectAttempts `json:"attempts,omitempty"`
+}
+
+// ExpectAttempts caps the scheduling attempts of pods.
+type ExpectAttempts struct {
+	// FromChapter is the first chapter the caps apply to.
+	FromChapter int `json:"fromChapter"`
+	// Max maps pod names (or globs) to the most attempts each may take.
+	Max map[string]int `json:"max"`
 }
 
 // Nodes is a set of node names; "*" is any node. In YAML it is a name or a
@@ -282,6 +300,12 @@ func (s *Scenario) validate() error {
 		if st.StartScheduler != nil {
 			starts++
 		}
+		if st.Sleep != "" {
+			d, err := time.ParseDuration(st.Sleep)
+			if err != nil || d <= 0 || d > 30*time.Second {
+				return fmt.Errorf("step %d: sleep %q is not a duration between 0 and 30s", i+1, st.Sleep)
+			}
+		}
 		for _, ns := range st.CreateNodes {
 			if ns.Name == "" {
 				return fmt.Errorf("step %d: a node has no name", i+1)
@@ -361,6 +385,22 @@ func (s *Scenario) validate() error {
 	for p := range s.Expect.Unbound {
 		if !matchesAny(p, pods) {
 			return fmt.Errorf("expect.unbound names pod %q, which no step creates", p)
+		}
+	}
+	if a := s.Expect.Attempts; a != nil {
+		if a.FromChapter < s.FirstChapter || a.FromChapter > 8 {
+			return fmt.Errorf("expect.attempts.fromChapter is %d, want %d to 8", a.FromChapter, s.FirstChapter)
+		}
+		if len(a.Max) == 0 {
+			return errors.New("expect.attempts.max names no pod")
+		}
+		for p, n := range a.Max {
+			if !matchesAny(p, pods) {
+				return fmt.Errorf("expect.attempts.max names pod %q, which no step creates", p)
+			}
+			if n < 1 {
+				return fmt.Errorf("expect.attempts.max.%s is %d, want at least 1", p, n)
+			}
 		}
 	}
 	return nil

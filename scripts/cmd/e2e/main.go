@@ -43,8 +43,8 @@ func run() error {
 	for _, sc := range h.Scenarios {
 		width = max(width, len(sc.Name))
 	}
-	row := fmt.Sprintf("%%-20s %%-%ds %%-6s %%7s %%8s  %%s\n", width)
-	fmt.Printf(row, "CHAPTER", "SCENARIO", "RESULT", "TIME", "BINDINGS", "PROBLEMS")
+	row := fmt.Sprintf("%%-20s %%-%ds %%-6s %%7s %%8s %%8s  %%s\n", width)
+	fmt.Printf(row, "CHAPTER", "SCENARIO", "RESULT", "TIME", "BINDINGS", "ATTEMPTS", "PROBLEMS")
 	failed, passed := 0, 0
 	for _, c := range h.Chapters {
 		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=2"}}
@@ -67,7 +67,7 @@ func run() error {
 			if !res.Passed {
 				problems += " (log: " + res.Log + ")"
 			}
-			fmt.Printf(row, c.Dir, sc.Name, verdict, fmt.Sprintf("%.1fs", res.Duration.Seconds()), fmt.Sprint(res.Bindings), problems)
+			fmt.Printf(row, c.Dir, sc.Name, verdict, fmt.Sprintf("%.1fs", res.Duration.Seconds()), fmt.Sprint(res.Bindings), fmt.Sprint(res.Attempts), problems)
 		}
 	}
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
