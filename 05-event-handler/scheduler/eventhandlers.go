@@ -88,7 +88,7 @@ func nodeOf(obj any) *v1.Node {
 
 func (sched *Scheduler) addPodToSchedulingQueue(obj any) {
 	pod := podOf(obj)
-	klog.Background().V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
+	sched.logger.V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
 	sched.queue.Add(pod)
 }
 
@@ -98,7 +98,7 @@ func (sched *Scheduler) updatePodInSchedulingQueue(_, newObj any) {
 
 func (sched *Scheduler) deletePodFromSchedulingQueue(obj any) {
 	pod := podOf(obj)
-	klog.Background().V(3).Info("Delete event for unscheduled pod", "pod", klog.KObj(pod))
+	sched.logger.V(3).Info("Delete event for unscheduled pod", "pod", klog.KObj(pod))
 	sched.queue.Delete(pod)
 	// A pod deleted while it waits at Permit must not be bound.
 	sched.framework.RejectWaitingPod(pod.UID)
@@ -106,35 +106,42 @@ func (sched *Scheduler) deletePodFromSchedulingQueue(obj any) {
 
 func (sched *Scheduler) addPodToCache(obj any) {
 	pod := podOf(obj)
-	if err := sched.cache.AddPod(klog.Background(), pod); err != nil {
-		klog.Background().Error(err, "Scheduler cache AddPod failed", "pod", klog.KObj(pod))
+	sched.logger.V(3).Info("Add event for scheduled pod", "pod", klog.KObj(pod))
+	if err := sched.cache.AddPod(sched.logger, pod); err != nil {
+		sched.logger.Error(err, "Scheduler cache AddPod failed", "pod", klog.KObj(pod))
 	}
 }
 
 func (sched *Scheduler) updatePodInCache(oldObj, newObj any) {
 	oldPod, newPod := podOf(oldObj), podOf(newObj)
-	if err := sched.cache.UpdatePod(klog.Background(), oldPod, newPod); err != nil {
-		klog.Background().Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
+	sched.logger.V(4).Info("Update event for scheduled pod", "pod", klog.KObj(oldPod))
+	if err := sched.cache.UpdatePod(sched.logger, oldPod, newPod); err != nil {
+		sched.logger.Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
 	}
 }
 
 func (sched *Scheduler) deletePodFromCache(obj any) {
 	pod := podOf(obj)
-	if err := sched.cache.RemovePod(klog.Background(), pod); err != nil {
-		klog.Background().Error(err, "Scheduler cache RemovePod failed", "pod", klog.KObj(pod))
+	sched.logger.V(3).Info("Delete event for scheduled pod", "pod", klog.KObj(pod))
+	if err := sched.cache.RemovePod(sched.logger, pod); err != nil {
+		sched.logger.Error(err, "Scheduler cache RemovePod failed", "pod", klog.KObj(pod))
 	}
 }
 
 func (sched *Scheduler) addNodeToCache(obj any) {
-	sched.cache.AddNode(nodeOf(obj))
+	node := nodeOf(obj)
+	sched.logger.V(3).Info("Add event for node", "node", klog.KObj(node))
+	sched.cache.AddNode(node)
 }
 
 func (sched *Scheduler) updateNodeInCache(oldObj, newObj any) {
-	sched.cache.UpdateNode(nodeOf(oldObj), nodeOf(newObj))
+	oldNode, newNode := nodeOf(oldObj), nodeOf(newObj)
+	sched.logger.V(4).Info("Update event for node", "node", klog.KObj(newNode))
+	sched.cache.UpdateNode(oldNode, newNode)
 }
 
 func (sched *Scheduler) deleteNodeFromCache(obj any) {
 	node := nodeOf(obj)
-	klog.Background().V(3).Info("Delete event for node", "node", klog.KObj(node))
+	sched.logger.V(3).Info("Delete event for node", "node", klog.KObj(node))
 	sched.cache.RemoveNode(node)
 }

@@ -51,6 +51,9 @@ type Scheduler struct {
 	clock         clock.WithDelayedExecution
 	retryDelay    time.Duration
 	gangTimeout   time.Duration
+	// logger is the logger of New's context, for the event handlers, which
+	// have no context of their own.
+	logger klog.Logger
 
 	// informerFactory starts the informers for pods and nodes; podLister
 	// reads pods from the pod informer's store, not from the apiserver.
@@ -114,6 +117,7 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 		gangTimeout:     gang.DefaultTimeout,
 		informerFactory: NewInformerFactory(client),
 		cache:           internalcache.New(),
+		logger:          klog.FromContext(ctx),
 	}
 	for _, opt := range opts {
 		opt(s)

@@ -66,9 +66,12 @@ func run(root, tools string) error {
 	if err := write(filepath.Join(dir, "compare.txt"), "make compare", out); err != nil {
 		return err
 	}
-	// The decision lines of scenarios the chapter pages quote.
+	// The decision lines (and, from chapter 06 on, the queue moves) of
+	// scenarios the chapter pages quote.
 	quotes := []struct{ chapter, scenario string }{
 		{"02-filter", "unschedulable-message"},
+		{"05-event-handler", "queue-waits-for-node"},
+		{"06-scheduling-queue", "queue-waits-for-node"},
 	}
 	for _, q := range quotes {
 		logs, _ := filepath.Glob(filepath.Join(e2eDir, "*", "ch"+q.chapter[:2]+"-"+q.scenario+".log"))
@@ -81,11 +84,11 @@ func run(root, tools string) error {
 		}
 		var lines []string
 		for _, l := range strings.Split(string(data), "\n") {
-			if strings.Contains(l, `"Scheduling decision"`) {
+			if strings.Contains(l, `"Scheduling decision"`) || strings.Contains(l, `"Pod moved to an internal scheduling queue"`) {
 				lines = append(lines, l)
 			}
 		}
-		cmd := fmt.Sprintf("make e2e CHAPTER=%s RUN=%s   # the decisions in the scheduler's log", q.chapter[:2], q.scenario)
+		cmd := fmt.Sprintf("make e2e CHAPTER=%s RUN=%s   # the decisions (and queue moves) in the scheduler's log", q.chapter[:2], q.scenario)
 		if err := write(filepath.Join(dir, q.chapter+"-"+q.scenario+".txt"), cmd, strings.Join(lines, "\n")); err != nil {
 			return err
 		}

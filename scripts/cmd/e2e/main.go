@@ -47,7 +47,7 @@ func run() error {
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "RESULT", "TIME", "BINDINGS", "ATTEMPTS", "PROBLEMS")
 	failed, passed := 0, 0
 	for _, c := range h.Chapters {
-		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=2"}}
+		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=3"}}
 		for _, sc := range h.Scenarios {
 			if sc.FirstChapter > c.Number {
 				continue
