@@ -48,10 +48,13 @@ type binding struct {
 }
 
 // nodeChange is a node as it was after a create, update or patch, or its
-// deletion (Node nil).
+// deletion (Node nil). Received is when the apiserver got the request and At
+// when it answered. Watchers may see the change anywhere in between: etcd
+// commits it, and the watch cache sends it, before the response is written.
 type nodeChange struct {
-	At   time.Time
-	Node *v1.Node
+	Received time.Time
+	At       time.Time
+	Node     *v1.Node
 }
 
 // readAudit returns the Bindings into namespace ns and every node change,
@@ -81,7 +84,7 @@ func readAudit(file, ns string, since time.Time) ([]binding, map[string][]nodeCh
 			_ = json.Unmarshal(e.RequestObject, &b)
 			bindings = append(bindings, binding{Pod: ref.Name, Node: b.Target.Name, Code: e.ResponseStatus.Code, At: e.RequestReceivedTimestamp.Time})
 		case ref.Resource == "nodes" && ref.Subresource == "" && e.ResponseStatus.Code < 300:
-			change := nodeChange{At: e.StageTimestamp.Time}
+			change := nodeChange{Received: e.RequestReceivedTimestamp.Time, At: e.StageTimestamp.Time}
 			if e.Verb != "delete" {
 				change.Node = &v1.Node{}
 				if err := json.Unmarshal(e.ResponseObject, change.Node); err != nil {
@@ -94,16 +97,24 @@ func readAudit(file, ns string, since time.Time) ([]binding, map[string][]nodeCh
 	return bindings, nodes, sc.Err()
 }
 
-// nodeAt returns the node as it was at t, or nil if it did not exist.
-func nodeAt(changes []nodeChange, t time.Time) *v1.Node {
-	var n *v1.Node
+// nodesAt returns the states of the node that a client could have seen at t:
+// the one after the last change answered by t, then those of changes received
+// but not yet answered by t. A nil entry means the node did not exist. An
+// event-driven scheduler can bind within a millisecond of a label update, so
+// a check that only knew answered changes would blame it for acting on a
+// change it was already sent.
+func nodesAt(changes []nodeChange, t time.Time) []*v1.Node {
+	var settled *v1.Node
+	var inFlight []*v1.Node
 	for _, c := range changes {
-		if c.At.After(t) {
-			break
+		switch {
+		case !c.At.After(t):
+			settled = c.Node
+		case !c.Received.After(t):
+			inFlight = append(inFlight, c.Node)
 		}
-		n = c.Node
 	}
-	return n
+	return append([]*v1.Node{settled}, inFlight...)
 }
 
 // checkInvariants checks what must hold in every chapter, whatever the
@@ -144,15 +155,8 @@ func (ru *run) checkInvariants(ctx context.Context) ([]string, int) {
 			if b.Code >= 300 {
 				problems = append(problems, fmt.Sprintf("pod %s: the apiserver rejected the Binding to %s (HTTP %d)", name, b.Node, b.Code))
 			}
-			node := nodeAt(nodeChanges[b.Node], b.At)
-			if node == nil {
-				problems = append(problems, fmt.Sprintf("pod %s: Binding to %s, which did not exist at %s", name, b.Node, b.At.Format(time.RFC3339Nano)))
-				continue
-			}
-			if ru.sched.Chapter >= 2 {
-				if why := staticFit(pod, node); why != "" {
-					problems = append(problems, fmt.Sprintf("pod %s: bound to %s, which it does not fit: %s", name, b.Node, why))
-				}
+			if why := bindingProblem(pod, nodesAt(nodeChanges[b.Node], b.At), ru.sched.Chapter >= 2); why != "" {
+				problems = append(problems, fmt.Sprintf("pod %s: Binding to %s at %s, %s", name, b.Node, b.At.Format(time.RFC3339Nano), why))
 			}
 		}
 	}
@@ -160,6 +164,27 @@ func (ru *run) checkInvariants(ctx context.Context) ([]string, int) {
 		problems = append(problems, ru.checkCapacity(ctx, final)...)
 	}
 	return problems, len(bindings)
+}
+
+// bindingProblem says what is wrong with binding pod to a node that could be
+// in any of the given states, or "" when at least one state allows it. The
+// fit is checked only when checkFit is set (chapter 01 does not filter).
+func bindingProblem(pod *v1.Pod, states []*v1.Node, checkFit bool) string {
+	why := "which did not exist"
+	for _, n := range states {
+		if n == nil {
+			continue
+		}
+		if !checkFit {
+			return ""
+		}
+		w := staticFit(pod, n)
+		if w == "" {
+			return ""
+		}
+		why = "which it does not fit: " + w
+	}
+	return why
 }
 
 // checkCapacity checks that no node holds more than its allocatable, and

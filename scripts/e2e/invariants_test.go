@@ -99,11 +99,48 @@ func TestReadAudit(t *testing.T) {
 		t.Errorf("bindings (-want, +got):\n%s", diff)
 	}
 	for _, c := range []struct {
-		sec    int
-		exists bool
-	}{{0, false}, {1, true}, {2, true}, {4, false}} {
-		if got := nodeAt(nodes["n1"], t0.Add(time.Duration(c.sec)*time.Second)) != nil; got != c.exists {
-			t.Errorf("node n1 exists at +%ds = %v, want %v", c.sec, got, c.exists)
+		sec  int
+		want string
+	}{{0, "which did not exist"}, {1, ""}, {2, ""}, {4, "which did not exist"}} {
+		if diff := cmp.Diff(c.want, bindingProblem(makePod("ns", "p", PodSpec{}), nodesAt(nodes["n1"], t0.Add(time.Duration(c.sec)*time.Second)), true)); diff != "" {
+			t.Errorf("binding to n1 at +%ds (-want, +got):\n%s", c.sec, diff)
 		}
+	}
+}
+
+// TestBindingProblem checks a Binding against the node states it could have
+// been decided on: a label update that was received but not yet answered
+// when the Binding came may already have reached the scheduler's watch.
+func TestBindingProblem(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	zone := func(z string) *v1.Node { return makeNode("n1", NodeSpec{Labels: map[string]string{"zone": z}}) }
+	changes := []nodeChange{
+		{Received: ms(0), At: ms(1), Node: zone("a")},
+		{Received: ms(100), At: ms(110), Node: zone("b")},
+		{Received: ms(200), At: ms(205)},
+	}
+	wantsB := makePod("ns", "p", PodSpec{NodeSelector: map[string]string{"zone": "b"}})
+	tests := []struct {
+		name     string
+		at       time.Time
+		checkFit bool
+		want     string
+	}{
+		{"before the node", ms(-1), true, "which did not exist"},
+		{"create received, not yet answered", ms(0), true, "which it does not fit: the node does not match the pod's node affinity or selector"},
+		{"labelled a", ms(50), true, "which it does not fit: the node does not match the pod's node affinity or selector"},
+		{"labelled a, fit not checked", ms(50), false, ""},
+		{"label update received, not yet answered", ms(105), true, ""},
+		{"labelled b", ms(150), true, ""},
+		{"delete received, not yet answered", ms(202), true, ""},
+		{"deleted", ms(300), true, "which did not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, bindingProblem(wantsB, nodesAt(changes, tt.at), tt.checkFit)); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		})
 	}
 }
