@@ -1,0 +1,175 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/metrics/legacyregistry"
+
+	"minisched/07-backoff/scheduler"
+	"minisched/07-backoff/scheduler/metrics"
+)
+
+// scheduleAttempts reads scheduler_schedule_attempts_total, all results
+// summed, for the default profile. The tests of this package run one
+// scheduler at a time, so the process-wide counter is that scheduler's.
+func scheduleAttempts(t *testing.T) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "scheduler_schedule_attempts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "profile" && l.GetValue() == scheduler.DefaultSchedulerName {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
+
+// TestSchedulingQueue checks the queue against a real apiserver: a pod
+// waits in the unschedulable pool through an event that no plugin which
+// rejected it registered for, leaves it on one that could help it (and
+// the log says which), and among pods that an event moves together, the
+// one of higher priority goes first. The leftover flush is set to an hour,
+// so that only events move pods.
+func TestSchedulingQueue(t *testing.T) {
+	metrics.Register()
+	ctx, logs := newBufferedContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := startAPIServer(t)
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	const ns = "queue"
+	createNamespace(ctx, t, admin, ns)
+	createNodes(ctx, t, admin, "node-a", "node-b")
+	counter := runScheduler(ctx, t, cfg, scheduler.WithPodMaxInUnschedulablePodsDuration(time.Hour))
+
+	create := func(p *v1.Pod) {
+		t.Helper()
+		if _, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(name string) *v1.Pod {
+		t.Helper()
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unschedulable := func(name string) {
+		t.Helper()
+		waitFor(ctx, t, "pod "+name+" to be unschedulable", func() (bool, error) {
+			for _, c := range get(name).Status.Conditions {
+				if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}
+	handled := func(event string) int {
+		n := 0
+		for _, kv := range logEntries(logs, "Cluster event handled") {
+			if kv["event"] == event {
+				n++
+			}
+		}
+		return n
+	}
+
+	t.Run("an event no rejecting plugin registered for makes no attempt", func(t *testing.T) {
+		// Only NodeResourcesFit rejects this pod; it registered node
+		// additions and allocatable changes, not label changes.
+		create(requesting(pod(ns, "too-big", scheduler.DefaultSchedulerName), "64"))
+		unschedulable("too-big")
+		before, handledBefore := scheduleAttempts(t), handled("NodeUpdateNodeLabel")
+		node, err := admin.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		withLabel(node, "color", "blue")
+		if _, err := admin.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// NodeAffinity registered label changes, so the queue looks at the
+		// event, and moves nothing.
+		waitFor(ctx, t, "the scheduler to handle the label change", func() (bool, error) {
+			return handled("NodeUpdateNodeLabel") > handledBefore, nil
+		})
+		if diff := cmp.Diff(before, scheduleAttempts(t)); diff != "" {
+			t.Errorf("scheduler_schedule_attempts_total after the label change (-want, +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(1, decisions(logs, ns+"/too-big")); diff != "" {
+			t.Errorf("attempts of too-big (-want, +got):\n%s", diff)
+		}
+		if err := admin.CoreV1().Pods(ns).Delete(ctx, "too-big", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("a node that fits is added: the NodeAdd event moves the pod", func(t *testing.T) {
+		create(withSelector(pod(ns, "waits", scheduler.DefaultSchedulerName), "pool", "new"))
+		unschedulable("waits")
+		if _, err := admin.CoreV1().Nodes().Create(ctx, withLabel(node("new"), "pool", "new"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(ctx, t, "waits to be bound", func() (bool, error) { return get("waits").Spec.NodeName == "new", nil })
+		var got []string
+		for _, kv := range logEntries(logs, "Pod moved to an internal scheduling queue") {
+			if kv["pod"] == ns+"/waits" {
+				got = append(got, kv["event"]+" "+kv["queue"])
+			}
+		}
+		want := []string{"UnscheduledPodAdd Active", "ScheduleAttemptFailure Unschedulable", "NodeAdd Active"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("queue moves of waits (-want, +got):\n%s", diff)
+		}
+	})
+
+	t.Run("an event moves two pods: the higher priority gets the room", func(t *testing.T) {
+		for name, value := range map[string]int32{"low": 10, "high": 1000} {
+			pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+			if _, err := admin.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The low-priority pod comes first, and both wait for a node of
+		// their pool; the node has room for one of them.
+		for _, name := range []string{"low", "high"} {
+			p := withSelector(requesting(pod(ns, name, scheduler.DefaultSchedulerName), "3"), "pool", "prio")
+			p.Spec.PriorityClassName = name
+			create(p)
+			unschedulable(name)
+		}
+		if _, err := admin.CoreV1().Nodes().Create(ctx, withLabel(node("prio"), "pool", "prio"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(ctx, t, "high to be bound and low to be tried again", func() (bool, error) {
+			return get("high").Spec.NodeName != "" && decisions(logs, ns+"/low") == 2, nil
+		})
+		if diff := cmp.Diff(map[string]string{"high": "prio", "low": ""}, map[string]string{"high": get("high").Spec.NodeName, "low": get("low").Spec.NodeName}); diff != "" {
+			t.Errorf("placements (-want, +got):\n%s", diff)
+		}
+		counter.waitCounted(ctx, t, 2)
+		if codes := counter.get()[ns+"/low"]; len(codes) != 0 {
+			t.Errorf("low got Bindings: %v", codes)
+		}
+	})
+}
