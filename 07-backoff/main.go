@@ -1,8 +1,9 @@
-// Command mini-scheduler is chapter 06 of minisched: a scheduler whose
-// queue retries a pod when a cluster event could make it fit, not on a
-// timer. It mirrors cmd/kube-scheduler/scheduler.go of k8s.io/kubernetes.
+// Command mini-scheduler is chapter 07 of minisched: a scheduler whose
+// queue makes a failing pod wait out a growing backoff, and does not lose
+// the events that arrive while a pod is being scheduled. It mirrors
+// cmd/kube-scheduler/scheduler.go of k8s.io/kubernetes.
 //
-//	go run ./06-scheduling-queue --kubeconfig ~/.kube/config
+//	go run ./07-backoff --kubeconfig ~/.kube/config
 package main
 
 import (

@@ -32,6 +32,10 @@ type Options struct {
 	// PodMaxInUnschedulablePodsDuration is how long a pod may wait in the
 	// unschedulable pool for an event before it is tried again anyway.
 	PodMaxInUnschedulablePodsDuration time.Duration
+	// PodInitialBackoffDuration is a pod's backoff after its first failure;
+	// it doubles with each failure up to PodMaxBackoffDuration.
+	PodInitialBackoffDuration time.Duration
+	PodMaxBackoffDuration     time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -43,6 +47,8 @@ func NewOptions() *Options {
 		MetricsBindAddress: "127.0.0.1:10251",
 
 		PodMaxInUnschedulablePodsDuration: scheduler.DefaultPodMaxInUnschedulablePodsDuration,
+		PodInitialBackoffDuration:         scheduler.DefaultPodInitialBackoffDuration,
+		PodMaxBackoffDuration:             scheduler.DefaultPodMaxBackoffDuration,
 	}
 }
 
@@ -56,6 +62,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	// Upstream's flag of the same name (deprecated there in favour of the
 	// component config) sets the same duration.
 	fs.DurationVar(&o.PodMaxInUnschedulablePodsDuration, "pod-max-in-unschedulable-pods-duration", o.PodMaxInUnschedulablePodsDuration, "How long a pod may wait in the unschedulable pool before it is tried again without an event that could help it.")
+	// Upstream sets these in the component config, as podInitialBackoffSeconds
+	// and podMaxBackoffSeconds; durations here let tests use less than a
+	// second.
+	fs.DurationVar(&o.PodInitialBackoffDuration, "pod-initial-backoff-duration", o.PodInitialBackoffDuration, "Backoff of a pod after its first failed attempt. It doubles with each consecutive failure.")
+	fs.DurationVar(&o.PodMaxBackoffDuration, "pod-max-backoff-duration", o.PodMaxBackoffDuration, "The longest backoff of a pod.")
 
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -77,6 +88,14 @@ func (o *Options) Validate() error {
 	}
 	if o.PodMaxInUnschedulablePodsDuration <= 0 {
 		return fmt.Errorf("--pod-max-in-unschedulable-pods-duration must be positive, got %v", o.PodMaxInUnschedulablePodsDuration)
+	}
+	// Upstream's validation of podInitialBackoffSeconds and
+	// podMaxBackoffSeconds.
+	if o.PodInitialBackoffDuration <= 0 {
+		return fmt.Errorf("--pod-initial-backoff-duration must be positive, got %v", o.PodInitialBackoffDuration)
+	}
+	if o.PodMaxBackoffDuration < o.PodInitialBackoffDuration {
+		return fmt.Errorf("--pod-max-backoff-duration must be at least --pod-initial-backoff-duration (%v), got %v", o.PodInitialBackoffDuration, o.PodMaxBackoffDuration)
 	}
 	if _, _, err := net.SplitHostPort(o.MetricsBindAddress); err != nil {
 		return fmt.Errorf("--metrics-bind-address %q: %w", o.MetricsBindAddress, err)

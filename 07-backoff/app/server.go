@@ -89,7 +89,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 	recorder := broadcaster.NewRecorder(scheme.Scheme, opts.SchedulerName)
 
 	sched, err := scheduler.New(ctx, client, recorder, scheduler.WithSchedulerName(opts.SchedulerName),
-		scheduler.WithPodMaxInUnschedulablePodsDuration(opts.PodMaxInUnschedulablePodsDuration))
+		scheduler.WithPodMaxInUnschedulablePodsDuration(opts.PodMaxInUnschedulablePodsDuration),
+		scheduler.WithPodInitialBackoffDuration(opts.PodInitialBackoffDuration),
+		scheduler.WithPodMaxBackoffDuration(opts.PodMaxBackoffDuration))
 	if err != nil {
 		return err
 	}

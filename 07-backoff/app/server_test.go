@@ -59,6 +59,9 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{name: "bad bind address", args: []string{"--metrics-bind-address=nowhere"}, wantPrefix: `--metrics-bind-address "nowhere"`},
 		{name: "zero flush duration", args: []string{"--pod-max-in-unschedulable-pods-duration=0s"}, wantPrefix: "--pod-max-in-unschedulable-pods-duration must be positive"},
 		{name: "flush duration without unit", args: []string{"--pod-max-in-unschedulable-pods-duration=5"}, wantPrefix: `invalid argument "5" for "--pod-max-in-unschedulable-pods-duration"`},
+		{name: "zero initial backoff", args: []string{"--pod-initial-backoff-duration=0s"}, wantPrefix: "--pod-initial-backoff-duration must be positive, got 0s"},
+		{name: "max backoff below initial", args: []string{"--pod-initial-backoff-duration=2s", "--pod-max-backoff-duration=1s"}, wantPrefix: "--pod-max-backoff-duration must be at least --pod-initial-backoff-duration (2s), got 1s"},
+		{name: "backoff without unit", args: []string{"--pod-max-backoff-duration=10"}, wantPrefix: `invalid argument "10" for "--pod-max-backoff-duration"`},
 		{name: "missing kubeconfig", args: []string{"--kubeconfig=/does/not/exist"}, wantPrefix: "loading kubeconfig:"},
 		{name: "kubeconfig that is not yaml", args: []string{"--kubeconfig=" + garbage}, wantPrefix: "loading kubeconfig:"},
 		{
@@ -100,7 +103,7 @@ func TestRunHelp(t *testing.T) {
 		t.Fatalf("--help: %v", err)
 	}
 	var missing []string
-	for _, flag := range []string{"--kubeconfig", "--scheduler-name", "--kube-api-qps", "--kube-api-burst", "--metrics-bind-address", "--pod-max-in-unschedulable-pods-duration", "-v, --v"} {
+	for _, flag := range []string{"--kubeconfig", "--scheduler-name", "--kube-api-qps", "--kube-api-burst", "--metrics-bind-address", "--pod-max-in-unschedulable-pods-duration", "--pod-initial-backoff-duration", "--pod-max-backoff-duration", "-v, --v"} {
 		if !strings.Contains(out.String(), flag) {
 			missing = append(missing, flag)
 		}

@@ -154,14 +154,26 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 //
 // Forgetting the pod frees its room on the node, which is the same cluster
 // event as an assigned pod's deletion: pods waiting for that room move.
-// This pod is not in the queue yet, so the event does not move it.
+// That event would count as one this pod missed during its cycle and send
+// it to backoffQ. For a rejection (at Permit), the pod is queued first and
+// the event comes after it and leaves it out, so that the pod waits in the
+// unschedulable pool for an event that helps it. An error goes to backoffQ
+// anyway.
 func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.CycleState, assumedPodInfo *framework.QueuedPodInfo, err error) {
 	assumedPod := assumedPodInfo.Pod
+	logger := klog.FromContext(ctx)
 	sched.unreserveAndForget(ctx, state, assumedPod)
-	sched.queue.MoveAllToActiveOrBackoffQueue(klog.FromContext(ctx), framework.EventAssignedPodDelete, nil)
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) {
+		defer sched.queue.MoveAllToActiveOrBackoffQueue(logger, framework.EventAssignedPodDelete, func(pod *v1.Pod) bool {
+			return pod.UID != assumedPod.UID
+		})
+	} else {
+		sched.queue.MoveAllToActiveOrBackoffQueue(logger, framework.EventAssignedPodDelete, nil)
+	}
 	pod, getErr := sched.podLister.Pods(assumedPod.Namespace).Get(assumedPod.Name)
 	if getErr != nil || pod.UID != assumedPod.UID {
-		klog.FromContext(ctx).V(2).Info("Scheduling decision", "attempt", assumedPodInfo.Attempts, "result", metrics.ErrorResult, "reason", "PodDeleted", "message", "the pod was deleted while it was being bound: "+err.Error())
+		logger.V(2).Info("Scheduling decision", "attempt", assumedPodInfo.Attempts, "result", metrics.ErrorResult, "reason", "PodDeleted", "message", "the pod was deleted while it was being bound: "+err.Error())
 		metrics.PodScheduleError(sched.schedulerName)
 		return
 	}
@@ -338,16 +350,23 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 	return feasibleNodes, nil
 }
 
-// handleSchedulingFailure puts the pod in the queue's unschedulable pool,
-// with the plugins that rejected it, and tells the user why it was not
-// scheduled, as upstream does: a FailedScheduling event and a
-// PodScheduled=False condition whose message is the FitError's ("0/3 nodes
-// are available: ..."). The pod is queued first, so the update of its
-// condition finds it in the pool.
+// handleSchedulingFailure puts the pod back in the queue, with the plugins
+// that rejected it, and tells the user why it was not scheduled, as
+// upstream does: a FailedScheduling event and a PodScheduled=False
+// condition whose message is the FitError's ("0/3 nodes are available:
+// ..."). The pod is queued first, so the update of its condition finds it
+// queued.
 //
-// The rejecting plugins decide which events move the pod back to activeQ.
-// A failure without a FitError (no nodes at all, an API error) names no
-// plugin, and any event moves the pod.
+// The rejecting plugins decide which events move the pod back. A failure
+// without a FitError (no nodes at all, an API error) names no plugin: the
+// queue sends it to backoffQ with error backoff.
+//
+// The queue's current scheduling cycle goes along, as upstream's did until
+// v1.33: if an event of interest came in that cycle or later, the pod may
+// have missed it, and goes to backoffQ instead of the unschedulable pool.
+// For a failure in the binding cycle, later pods may have been popped
+// meanwhile, so an event between this pod's Pop and theirs is not seen;
+// chapter 08's in-flight events close that gap.
 func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *framework.QueuedPodInfo, err error) {
 	logger := klog.FromContext(ctx)
 	pod, attempt := podInfo.Pod, podInfo.Attempts
@@ -383,7 +402,7 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *fr
 		podInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
 		podInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins
 	}
-	if err := sched.queue.AddUnschedulableIfNotPresent(logger, podInfo); err != nil {
+	if err := sched.queue.AddUnschedulableIfNotPresent(logger, podInfo, sched.queue.SchedulingCycle()); err != nil {
 		// An update of the pod that arrived during its scheduling cycle
 		// queued its new version already; that one is tried next.
 		logger.V(3).Info("Pod not requeued", "err", err)

@@ -22,6 +22,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -129,14 +130,35 @@ func assumedPods(sched *Scheduler) int {
 	return len(assumed)
 }
 
-// popped takes a pod out of the scheduler's queue, where its informer put
-// it, and wraps it as Pop hands it out, on its attempt-th attempt. Tests
-// that drive scheduleOnePod themselves use it instead of Pop, to choose the
-// pod.
-func popped(sched *Scheduler, pod *v1.Pod, attempt int) *framework.QueuedPodInfo {
-	sched.queue.Delete(pod)
-	podInfo, _ := framework.NewPodInfo(pod)
-	return &framework.QueuedPodInfo{PodInfo: podInfo, QueueingParams: framework.QueueingParams{Timestamp: time.Now(), Attempts: attempt}}
+// popped pops pods from the scheduler's queue, as the scheduling loop
+// does, until it gets pod, and puts back the pods popped before it. Tests
+// that drive scheduleOnePod themselves use it to choose the pod. It pops
+// for real because the queue counts scheduling cycles: a failure is judged
+// against the events that came since the last Pop. A pod that is not in
+// activeQ (the informer left it out, or it waits in another part of the
+// queue) is added first.
+func popped(t *testing.T, sched *Scheduler, pod *v1.Pod) *framework.QueuedPodInfo {
+	t.Helper()
+	logger := klog.Background()
+	if !slices.ContainsFunc(sched.queue.PodsInActiveQ(), func(p *v1.Pod) bool { return p.UID == pod.UID }) {
+		sched.queue.Add(logger, pod)
+	}
+	var others []*v1.Pod
+	defer func() {
+		for _, p := range others {
+			sched.queue.Add(logger, p)
+		}
+	}()
+	for {
+		pInfo, err := sched.queue.Pop(logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pInfo.Pod.UID == pod.UID {
+			return pInfo
+		}
+		others = append(others, pInfo.Pod)
+	}
 }
 
 // queuedAs says where the pod waits in the queue: "" when it is not
@@ -149,6 +171,8 @@ func queuedAs(sched *Scheduler, pod *v1.Pod) string {
 		return ""
 	case slices.ContainsFunc(sched.queue.UnschedulablePods(), func(p *v1.Pod) bool { return p.UID == pod.UID }):
 		return fmt.Sprintf("Unschedulable, rejected by %v", sets.List(pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)))
+	case slices.ContainsFunc(sched.queue.PodsInBackoffQ(), func(p *v1.Pod) bool { return p.UID == pod.UID }):
+		return "Backoff"
 	}
 	return "Active"
 }
@@ -325,7 +349,8 @@ func TestScheduleOne(t *testing.T) {
 			wantEvents:    []string{"Warning FailedScheduling"},
 			wantResult:    metrics.UnschedulableResult,
 			wantCondition: "False Unschedulable: no nodes available to schedule pods",
-			wantQueued:    "Unschedulable, rejected by []",
+			// No plugin rejected it: error backoff.
+			wantQueued: "Backoff",
 		},
 		{
 			name:          "rejected binding: error, with an event and a condition",
@@ -336,7 +361,7 @@ func TestScheduleOne(t *testing.T) {
 			wantEvents:    []string{"Warning FailedScheduling"},
 			wantResult:    metrics.ErrorResult,
 			wantCondition: "False SchedulerError: binding rejected: running Bind plugin \"DefaultBinder\": pods \"p\" is forbidden",
-			wantQueued:    "Unschedulable, rejected by []",
+			wantQueued:    "Backoff",
 		},
 	}
 	for i, tt := range tests {
@@ -372,7 +397,7 @@ func TestScheduleOne(t *testing.T) {
 				before[r] = attempts(t, r, profile)
 			}
 
-			sched.scheduleOnePod(ctx, popped(sched, pod, 1))
+			sched.scheduleOnePod(ctx, popped(t, sched, pod))
 			// The binding cycle runs in a goroutine of its own.
 			sched.bindings.Wait()
 
@@ -587,8 +612,8 @@ func TestRunBindsPendingPods(t *testing.T) {
 // TestEventMovesUnschedulablePod drives Run: a pod that no node matches
 // waits in the unschedulable pool. A node event that the rejecting plugin
 // (NodeAffinity) did not register for, a taint, leaves it there; a label
-// change, which it registered, moves it, and it is bound. No clock moves:
-// the events alone decide.
+// change, which it registered, moves it to backoffQ, since the clock has
+// not moved past its backoff; once it does, the pod is bound.
 func TestEventMovesUnschedulablePod(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -635,7 +660,9 @@ func TestEventMovesUnschedulablePod(t *testing.T) {
 		t.Fatalf("after a taint change the pod is %q, want it still in the unschedulable pool", queuedAs(sched, pod))
 	}
 	updateNode(func(n *v1.Node) { n.Labels["disk"] = "ssd" })
-	waitFor("the label change to bind the pod", func() bool { return cmp.Equal([]string{"default/p->node-a"}, bindings(client)) })
+	waitFor("the label change to move the pod to backoffQ", func() bool { return queuedAs(sched, pod) == "Backoff" })
+	clock.Step(DefaultPodInitialBackoffDuration)
+	waitFor("the end of its backoff to bind the pod", func() bool { return cmp.Equal([]string{"default/p->node-a"}, bindings(client)) })
 }
 
 // gangPod is a member of gang g of the given size.
@@ -657,11 +684,11 @@ func TestAssumedPodHoldsItsNode(t *testing.T) {
 	client := fake.NewClientset(makeNode("small").cpu("1").obj(), waiter, other)
 	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100), WithClock(clock), WithGangTimeout(10*time.Second))
 
-	sched.scheduleOnePod(ctx, popped(sched, waiter, 1))
+	sched.scheduleOnePod(ctx, popped(t, sched, waiter))
 	if got := assumedPods(sched); got != 1 {
 		t.Fatalf("assumed pods = %d, want the waiting one", got)
 	}
-	sched.scheduleOnePod(ctx, popped(sched, other, 1))
+	sched.scheduleOnePod(ctx, popped(t, sched, other))
 	if diff := cmp.Diff("False Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.", podScheduledCondition(t, ctx, client, other)); diff != "" {
 		t.Errorf("condition of the pod behind the assumed one (-want, +got):\n%s", diff)
 	}
@@ -677,7 +704,7 @@ func TestAssumedPodHoldsItsNode(t *testing.T) {
 	if diff := cmp.Diff([]string(nil), bindings(client)); diff != "" {
 		t.Errorf("bindings (-want, +got):\n%s", diff)
 	}
-	sched.scheduleOnePod(ctx, popped(sched, other, 2))
+	sched.scheduleOnePod(ctx, popped(t, sched, other))
 	sched.bindings.Wait()
 	if diff := cmp.Diff([]string{"default/other->small"}, bindings(client)); diff != "" {
 		t.Errorf("bindings once the node is free (-want, +got):\n%s", diff)
@@ -691,13 +718,13 @@ func TestGangAllowsAllAtOnce(t *testing.T) {
 	members := []*v1.Pod{gangPod("m-0", "g", 3).obj(), gangPod("m-1", "g", 3).obj(), gangPod("m-2", "g", 3).obj()}
 	client := fake.NewClientset(makeNode("node").obj(), members[0], members[1], members[2])
 	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
-	sched.scheduleOnePod(ctx, popped(sched, members[0], 1))
-	sched.scheduleOnePod(ctx, popped(sched, members[1], 1))
+	sched.scheduleOnePod(ctx, popped(t, sched, members[0]))
+	sched.scheduleOnePod(ctx, popped(t, sched, members[1]))
 	time.Sleep(50 * time.Millisecond)
 	if diff := cmp.Diff([]string(nil), bindings(client)); diff != "" {
 		t.Fatalf("bindings before the gang is complete (-want, +got):\n%s", diff)
 	}
-	sched.scheduleOnePod(ctx, popped(sched, members[2], 1))
+	sched.scheduleOnePod(ctx, popped(t, sched, members[2]))
 	sched.bindings.Wait()
 	got := bindings(client)
 	sort.Strings(got)
@@ -724,7 +751,7 @@ func TestPodDeletedWhileBinding(t *testing.T) {
 		return true, nil, apierrors.NewNotFound(v1.Resource("pods"), "gone")
 	})
 	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
-	sched.scheduleOnePod(ctx, popped(sched, pod, 1))
+	sched.scheduleOnePod(ctx, popped(t, sched, pod))
 	sched.bindings.Wait()
 	if n := assumedPods(sched); n != 0 {
 		t.Errorf("%d pods still assumed", n)

@@ -1,11 +1,12 @@
-// Package scheduler is chapter 06's whole scheduler. It mirrors
+// Package scheduler is chapter 07's whole scheduler. It mirrors
 // pkg/scheduler/scheduler.go of k8s.io/kubernetes (the Scheduler type, New
 // with functional options, buildQueueingHintMap, Run): shared informers feed
 // a cache of nodes and bound pods and a priority queue of pending pods; each
 // cycle pops the best pod, filters and scores the nodes of a cache
 // snapshot, assumes the pod on the best one, and binds it in a goroutine of
 // its own. A pod that fits nowhere waits in the queue until a cluster event
-// could make it fit.
+// could make it fit, and then out its backoff, which grows with each
+// failure.
 package scheduler
 
 import (
@@ -44,6 +45,13 @@ const DefaultSchedulerName = "mini-scheduler"
 // --pod-max-in-unschedulable-pods-duration flag: upstream's 5 minutes.
 const DefaultPodMaxInUnschedulablePodsDuration = queue.DefaultPodMaxInUnschedulablePodsDuration
 
+// The defaults of the --pod-initial-backoff-duration and
+// --pod-max-backoff-duration flags: upstream's 1 and 10 seconds.
+const (
+	DefaultPodInitialBackoffDuration = queue.DefaultPodInitialBackoffDuration
+	DefaultPodMaxBackoffDuration     = queue.DefaultPodMaxBackoffDuration
+)
+
 // Scheduler schedules the pods that name it.
 type Scheduler struct {
 	client        clientset.Interface
@@ -56,6 +64,11 @@ type Scheduler struct {
 	// podMaxInUnschedulablePodsDuration bounds how long a pod waits in the
 	// unschedulable pool for an event before it is tried again anyway.
 	podMaxInUnschedulablePodsDuration time.Duration
+	// podInitialBackoffDuration and podMaxBackoffDuration set a pod's
+	// backoff after a failure: the first, doubled at each failure, up to
+	// the second.
+	podInitialBackoffDuration time.Duration
+	podMaxBackoffDuration     time.Duration
 	// logger is the logger of New's context, for the event handlers, which
 	// have no context of their own.
 	logger klog.Logger
@@ -104,6 +117,17 @@ func WithPodMaxInUnschedulablePodsDuration(d time.Duration) Option {
 	return func(s *Scheduler) { s.podMaxInUnschedulablePodsDuration = d }
 }
 
+// WithPodInitialBackoffDuration sets the backoff after a pod's first
+// failure.
+func WithPodInitialBackoffDuration(d time.Duration) Option {
+	return func(s *Scheduler) { s.podInitialBackoffDuration = d }
+}
+
+// WithPodMaxBackoffDuration caps a pod's backoff.
+func WithPodMaxBackoffDuration(d time.Duration) Option {
+	return func(s *Scheduler) { s.podMaxBackoffDuration = d }
+}
+
 // WithGangTimeout sets how long a gang member waits at Permit for the rest.
 func WithGangTimeout(d time.Duration) Option {
 	return func(s *Scheduler) { s.gangTimeout = d }
@@ -127,6 +151,8 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 		logger:          klog.FromContext(ctx),
 
 		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
+		podInitialBackoffDuration:         DefaultPodInitialBackoffDuration,
+		podMaxBackoffDuration:             DefaultPodMaxBackoffDuration,
 	}
 	for _, opt := range opts {
 		opt(s)
@@ -144,6 +170,8 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 	s.queue = queue.NewPriorityQueue(fw.QueueSortFunc(),
 		queue.WithClock(s.clock),
 		queue.WithPodMaxInUnschedulablePodsDuration(s.podMaxInUnschedulablePodsDuration),
+		queue.WithPodInitialBackoffDuration(s.podInitialBackoffDuration),
+		queue.WithPodMaxBackoffDuration(s.podMaxBackoffDuration),
 		queue.WithClusterEventMap(eventMap))
 	if err := addAllEventHandlers(s, s.informerFactory); err != nil {
 		return nil, err

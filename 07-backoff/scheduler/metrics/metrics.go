@@ -33,15 +33,14 @@ var scheduleAttempts = metrics.NewCounterVec(
 	}, []string{"result", "profile"})
 
 // pendingPods and SchedulerQueueIncomingPods describe the scheduling queue,
-// from chapter 06 on. Their names and labels are upstream's
-// (the "backoff" and "gated" values of the queue label come later or never:
-// this chapter's queue has no backoffQ and no PreEnqueue plugins).
+// from chapter 06 on. Their names and labels are upstream's (the "gated"
+// value of the queue label never comes: no chapter has PreEnqueue plugins).
 var (
 	pendingPods = metrics.NewGaugeVec(
 		&metrics.GaugeOpts{
 			Subsystem:      SchedulerSubsystem,
 			Name:           "pending_pods",
-			Help:           "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'unschedulable' means number of pods in the unschedulable pool.",
+			Help:           "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in the unschedulable pool.",
 			StabilityLevel: metrics.STABLE,
 		}, []string{"queue"})
 	SchedulerQueueIncomingPods = metrics.NewCounterVec(

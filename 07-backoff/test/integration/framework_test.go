@@ -171,6 +171,38 @@ func pod(namespace, name, schedulerName string) *v1.Pod {
 	}
 }
 
+// createPod creates a pod.
+func createPod(ctx context.Context, t *testing.T, client kubernetes.Interface, p *v1.Pod) {
+	t.Helper()
+	if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// getPod reads a pod as the apiserver has it now.
+func getPod(ctx context.Context, t *testing.T, client kubernetes.Interface, namespace, name string) *v1.Pod {
+	t.Helper()
+	p, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitUnschedulable waits until the pod carries PodScheduled=False with
+// reason Unschedulable and, unless message is empty, that message.
+func waitUnschedulable(ctx context.Context, t *testing.T, client kubernetes.Interface, namespace, name, message string) {
+	t.Helper()
+	waitFor(ctx, t, "pod "+name+" to be unschedulable", func() (bool, error) {
+		for _, c := range getPod(ctx, t, client, namespace, name).Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable && (message == "" || c.Message == message) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
 func createNodes(ctx context.Context, t *testing.T, client kubernetes.Interface, names ...string) {
 	t.Helper()
 	for _, n := range names {

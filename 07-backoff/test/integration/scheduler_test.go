@@ -415,35 +415,10 @@ func TestEventHandlers(t *testing.T) {
 		}
 	}
 	counter := runScheduler(ctx, t, cfg)
-	create := func(p *v1.Pod) {
-		t.Helper()
-		if _, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	get := func(name string) *v1.Pod {
-		t.Helper()
-		p, err := admin.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	unschedulable := func(name, message string) {
-		t.Helper()
-		waitFor(ctx, t, "pod "+name+" to be unschedulable", func() (bool, error) {
-			for _, c := range get(name).Status.Conditions {
-				if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable && (message == "" || c.Message == message) {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-	}
 	boundTo := func(name, node string) {
 		t.Helper()
 		waitFor(ctx, t, "pod "+name+" to be bound to "+node, func() (bool, error) {
-			got := get(name).Spec.NodeName
+			got := getPod(ctx, t, admin, ns, name).Spec.NodeName
 			if got != "" && got != node {
 				return false, fmt.Errorf("pod %s went to %s", name, got)
 			}
@@ -452,21 +427,21 @@ func TestEventHandlers(t *testing.T) {
 	}
 
 	// A pod that makes the informers sync and the first Binding happen.
-	create(pod(ns, "first", scheduler.DefaultSchedulerName))
-	waitFor(ctx, t, "the first pod to be bound", func() (bool, error) { return get("first").Spec.NodeName != "", nil })
+	createPod(ctx, t, admin, pod(ns, "first", scheduler.DefaultSchedulerName))
+	waitFor(ctx, t, "the first pod to be bound", func() (bool, error) { return getPod(ctx, t, admin, ns, "first").Spec.NodeName != "", nil })
 
 	// A deleted node is gone from the next snapshot.
 	if err := admin.CoreV1().Nodes().Delete(ctx, "doomed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	create(withSelector(pod(ns, "wants-doomed", scheduler.DefaultSchedulerName), "role", "doomed"))
-	unschedulable("wants-doomed", "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s).")
+	createPod(ctx, t, admin, withSelector(pod(ns, "wants-doomed", scheduler.DefaultSchedulerName), "role", "doomed"))
+	waitUnschedulable(ctx, t, admin, ns, "wants-doomed", "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s).")
 
 	// A queued pod that is updated is scheduled with its new spec: it needs
 	// two CPUs, which only the tainted node has, and gets the toleration.
-	create(requesting(pod(ns, "needs-toleration", scheduler.DefaultSchedulerName), "2"))
-	unschedulable("needs-toleration", "")
-	p := get("needs-toleration")
+	createPod(ctx, t, admin, requesting(pod(ns, "needs-toleration", scheduler.DefaultSchedulerName), "2"))
+	waitUnschedulable(ctx, t, admin, ns, "needs-toleration", "")
+	p := getPod(ctx, t, admin, ns, "needs-toleration")
 	tolerating(p, "dedicated", "db")
 	if _, err := admin.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -475,15 +450,15 @@ func TestEventHandlers(t *testing.T) {
 
 	// A queued pod that is deleted is never bound, even once a node that
 	// fits it arrives; a pod created after it is.
-	create(tolerating(requesting(pod(ns, "deleted", scheduler.DefaultSchedulerName), "8"), "dedicated", "db"))
-	unschedulable("deleted", "")
+	createPod(ctx, t, admin, tolerating(requesting(pod(ns, "deleted", scheduler.DefaultSchedulerName), "8"), "dedicated", "db"))
+	waitUnschedulable(ctx, t, admin, ns, "deleted", "")
 	if err := admin.CoreV1().Pods(ns).Delete(ctx, "deleted", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := admin.CoreV1().Nodes().Create(ctx, withCPU(node("huge"), "16"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	create(requesting(pod(ns, "after", scheduler.DefaultSchedulerName), "8"))
+	createPod(ctx, t, admin, requesting(pod(ns, "after", scheduler.DefaultSchedulerName), "8"))
 	boundTo("after", "huge")
 	if codes := counter.get()[ns+"/deleted"]; len(codes) != 0 {
 		t.Errorf("the deleted pod got Bindings: %v", codes)

@@ -137,6 +137,8 @@ func NewPriorityQueue(lessFn fwk.LessFunc, opts ...Option) *PriorityQueue {
 		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
 		unschedulablePods:                 map[string]*framework.QueuedPodInfo{},
 		stop:                              make(chan struct{}),
+		// No cycle has seen an event yet: -1 is below the first cycle, 0.
+		moveRequestCycle: -1,
 	}
 	for _, opt := range opts {
 		opt(p)

@@ -1,16 +1,21 @@
 package queue
 
-// These tests port the cases of upstream's scheduling_queue_test.go that
-// apply to a queue without backoff and without queueing hints: activeQ
-// ordering (TestPriorityQueue_Add, TestPriorityQueue_Pop), the
-// unschedulable pool (TestPriorityQueue_AddUnschedulableIfNotPresent),
-// moves by event (TestPriorityQueue_MoveAllToActiveOrBackoffQueue),
-// Update and Delete, head-of-line fairness (TestRecentlyTriedPodsGoBack)
-// and the leftover flush (TestFlushUnschedulablePodsLeftover). Time is a
-// fake clock throughout.
+// These tests port the cases of upstream's scheduling_queue_test.go and
+// backoff_queue_test.go that apply to a queue with backoff and without
+// queueing hints: activeQ ordering (TestPriorityQueue_Add,
+// TestPriorityQueue_Pop), the unschedulable pool
+// (TestPriorityQueue_AddUnschedulableIfNotPresent), moves by event
+// (TestPriorityQueue_MoveAllToActiveOrBackoffQueue), Update and Delete,
+// head-of-line fairness (TestRecentlyTriedPodsGoBack), the leftover flush
+// (TestFlushUnschedulablePodsLeftover), the backoff flow (TestBackOffFlow,
+// TestBackoffQueue_calculateBackoffDuration), error backoff, and the
+// moveRequestCycle cases of v1.33's non-hint path. Time is a fake clock
+// throughout.
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,6 +77,33 @@ func rejectedBy(q *PriorityQueue, pod *v1.Pod, plugins ...string) *framework.Que
 	pInfo.Attempts = 1
 	pInfo.UnschedulablePlugins = sets.New(plugins...)
 	return pInfo
+}
+
+// fail hands a pod back to the queue as the failure handler does, in the
+// queue's current scheduling cycle, rejected by plugins (none: an error).
+func fail(t *testing.T, logger klog.Logger, q *PriorityQueue, pInfo *framework.QueuedPodInfo, plugins ...string) {
+	t.Helper()
+	pInfo.UnschedulablePlugins = sets.New(plugins...)
+	if err := q.AddUnschedulableIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// where says which part of the queue holds the pod: "Active", "Backoff",
+// "Unschedulable", or "" when it is not queued.
+func where(q *PriorityQueue, name string) string {
+	has := func(pods []*v1.Pod) bool {
+		return slices.ContainsFunc(pods, func(p *v1.Pod) bool { return p.Name == name })
+	}
+	switch {
+	case has(q.PodsInActiveQ()):
+		return activeQ
+	case has(q.PodsInBackoffQ()):
+		return backoffQ
+	case has(q.UnschedulablePods()):
+		return unschedulableQ
+	}
+	return ""
 }
 
 // popAll pops what activeQ holds, in order.
@@ -161,19 +193,21 @@ func TestPopCountsAttemptsAndWaits(t *testing.T) {
 	if diff := cmp.Diff(1, pInfo.Attempts); diff != "" {
 		t.Errorf("attempts after the first pop (-want, +got):\n%s", diff)
 	}
-	// Back in activeQ after a failure and an event, the next pop is the
-	// second attempt.
-	pInfo.UnschedulablePlugins = sets.New("Resources")
-	if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
-		t.Fatal(err)
-	}
+	// Back in activeQ after a failure, an event and its backoff, the next
+	// pop is the second attempt.
+	fail(t, logger, q, pInfo, "Resources")
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+	clk.Step(time.Second)
+	q.flushBackoffQCompleted(logger)
 	pInfo, err := q.Pop(logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(2, pInfo.Attempts); diff != "" {
 		t.Errorf("attempts after the second pop (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(int64(2), q.SchedulingCycle()); diff != "" {
+		t.Errorf("scheduling cycle after two pops (-want, +got):\n%s", diff)
 	}
 	// Close wakes a waiting Pop with an error.
 	errs := make(chan error)
@@ -192,47 +226,62 @@ func TestAddUnschedulableIfNotPresent(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("active", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("active", 0), "Resources")); err == nil {
+	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("active", 0), "Resources"), 0); err == nil {
 		t.Error("adding a pod that is in activeQ to the pool: no error")
 	}
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err != nil {
+	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err == nil {
+	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources"), 0); err == nil {
 		t.Error("adding a pod twice to the pool: no error")
 	}
-	if diff := cmp.Diff([]string{"active"}, popAll(t, logger, q)); diff != "" {
-		t.Errorf("popped (-want, +got): the pool is not popped\n%s", diff)
+	// No plugin rejected it (an error): straight to backoffQ.
+	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("error", 0)), 0); err != nil {
+		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"ns/active UnscheduledPodAdd Active", "ns/failed ScheduleAttemptFailure Unschedulable"}, moves(logger)); diff != "" {
+	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("error", 0)), 0); err == nil {
+		t.Error("adding a pod twice to backoffQ: no error")
+	}
+	if diff := cmp.Diff([]string{"active"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped (-want, +got): the pool and backoffQ are not popped\n%s", diff)
+	}
+	want := []string{"ns/active UnscheduledPodAdd Active", "ns/failed ScheduleAttemptFailure Unschedulable", "ns/error ScheduleAttemptFailure Backoff"}
+	if diff := cmp.Diff(want, moves(logger)); diff != "" {
 		t.Errorf("logged moves (-want, +got):\n%s", diff)
 	}
 }
 
 func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 	tests := []struct {
-		name     string
-		event    fwk.ClusterEvent
-		preCheck PreEnqueueCheck
-		want     []string // the pods moved to activeQ, in pop order
+		name       string
+		event      fwk.ClusterEvent
+		preCheck   PreEnqueueCheck
+		backingOff bool     // whether the pods' backoff still runs at the event
+		want       []string // the pods moved, with where to, sorted
 	}{
 		{
 			name:  "an event both plugins registered moves both pods",
 			event: nodeAdd,
-			want:  []string{"by-labels", "by-resources", "no-plugin"},
+			want:  []string{"by-labels Active", "by-resources Active"},
+		},
+		{
+			name:       "pods still backing off go to backoffQ",
+			event:      nodeAdd,
+			backingOff: true,
+			want:       []string{"by-labels Backoff", "by-resources Backoff"},
 		},
 		{
 			name:  "an event one plugin registered moves only the pods it rejected",
 			event: nodeLabelChange,
-			want:  []string{"by-labels", "no-plugin"},
+			want:  []string{"by-labels Active"},
 		},
 		{
 			name:  "an assigned pod's deletion frees room: only the Resources pod moves",
 			event: framework.EventAssignedPodDelete,
-			want:  []string{"by-resources", "no-plugin"},
+			want:  []string{"by-resources Active"},
 		},
 		{
-			name:  "an event that no plugin registered moves nothing, not even a pod no plugin rejected",
+			name:  "an event that no plugin registered moves nothing",
 			event: nodeTaintChange,
 		},
 		{
@@ -242,13 +291,13 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 		{
 			name:  "the wildcard event moves every pod",
 			event: framework.EventUnschedulableTimeout,
-			want:  []string{"by-labels", "by-resources", "no-plugin"},
+			want:  []string{"by-labels Active", "by-resources Active"},
 		},
 		{
 			name:     "preCheck keeps pods out",
 			event:    nodeAdd,
 			preCheck: func(p *v1.Pod) bool { return p.Name != "by-labels" },
-			want:     []string{"by-resources", "no-plugin"},
+			want:     []string{"by-resources Active"},
 		},
 	}
 	for _, tt := range tests {
@@ -256,32 +305,240 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 			logger := newTestLogger(t)
 			clk := testingclock.NewFakeClock(time.Now())
 			q := newTestQueue(t, clk)
-			for _, pInfo := range []*framework.QueuedPodInfo{
-				rejectedBy(q, makePod("by-labels", 0), "Labels"),
-				rejectedBy(q, makePod("by-resources", 0), "Resources"),
-				// No plugin: no nodes at all, or an API error.
-				rejectedBy(q, makePod("no-plugin", 0)),
-			} {
-				if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
-					t.Fatal(err)
-				}
-				clk.Step(time.Millisecond)
+			fail(t, logger, q, rejectedBy(q, makePod("by-labels", 0)), "Labels")
+			fail(t, logger, q, rejectedBy(q, makePod("by-resources", 0)), "Resources")
+			if !tt.backingOff {
+				clk.Step(DefaultPodInitialBackoffDuration)
 			}
 			q.MoveAllToActiveOrBackoffQueue(logger, tt.event, tt.preCheck)
-			if diff := cmp.Diff(tt.want, popAll(t, logger, q)); diff != "" {
+			var got []string
+			for _, name := range []string{"by-labels", "by-resources"} {
+				if w := where(q, name); w != unschedulableQ {
+					got = append(got, name+" "+w)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("moved (-want, +got):\n%s", diff)
 			}
 			var wantMoves []string
-			for _, p := range tt.want {
-				wantMoves = append(wantMoves, fmt.Sprintf("ns/%s %s Active", p, tt.event.Label()))
+			for _, m := range tt.want {
+				pod, queue, _ := strings.Cut(m, " ")
+				wantMoves = append(wantMoves, fmt.Sprintf("ns/%s %s %s", pod, tt.event.Label(), queue))
 			}
-			if diff := cmp.Diff(wantMoves, moves(logger)[3:], cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+			if diff := cmp.Diff(wantMoves, moves(logger)[2:], cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 				t.Errorf("logged moves (-want, +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(3-len(tt.want), len(q.UnschedulablePods())); diff != "" {
-				t.Errorf("pods left in the pool (-want, +got):\n%s", diff)
+		})
+	}
+}
+
+// TestMoveRequestCycle ports the cases of v1.33's non-hint path: an event
+// of interest that arrives while a pod is being scheduled sends the pod to
+// backoffQ when it fails, instead of the pool, where it would wait for the
+// next such event.
+func TestMoveRequestCycle(t *testing.T) {
+	tests := []struct {
+		name  string
+		event *fwk.ClusterEvent // during the pod's scheduling cycle, if any
+		// before the pod is popped, if any
+		eventBeforePop *fwk.ClusterEvent
+		want           string
+	}{
+		{
+			name: "no event: the pool",
+			want: unschedulableQ,
+		},
+		{
+			name:  "an event the rejecting plugin registered, during the cycle: backoffQ",
+			event: &nodeAdd,
+			want:  backoffQ,
+		},
+		{
+			name:  "an event only another plugin registered, during the cycle: backoffQ all the same",
+			event: &framework.EventAssignedPodDelete,
+			want:  backoffQ,
+		},
+		{
+			name:  "an event no plugin registered, during the cycle: the pool",
+			event: &nodeTaintChange,
+			want:  unschedulableQ,
+		},
+		{
+			name:           "an event before the pod was popped: the pool (the snapshot saw it)",
+			eventBeforePop: &nodeAdd,
+			want:           unschedulableQ,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			q.Add(logger, makePod("p", 0))
+			if tt.eventBeforePop != nil {
+				q.MoveAllToActiveOrBackoffQueue(logger, *tt.eventBeforePop, nil)
+			}
+			pInfo, err := q.Pop(logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.event != nil {
+				q.MoveAllToActiveOrBackoffQueue(logger, *tt.event, nil)
+			}
+			fail(t, logger, q, pInfo, "Labels")
+			if diff := cmp.Diff(tt.want, where(q, "p")); diff != "" {
+				t.Errorf("queue after the failure (-want, +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestEventDuringSchedulingCycleIsNotLost is chapter 06's
+// TestEventDuringSchedulingCycleIsLost with this chapter's queue: a node is
+// added while the pod is being scheduled; the pod fails, goes to backoffQ,
+// and is tried again one second later, not after the 5-minute flush.
+func TestEventDuringSchedulingCycleIsNotLost(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	q.Add(logger, makePod("p", 0))
+	pInfo, err := q.Pop(logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scheduling cycle took a snapshot without the new node...
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+	// ...and fails.
+	fail(t, logger, q, pInfo, "Resources")
+	clk.Step(DefaultPodInitialBackoffDuration)
+	q.flushBackoffQCompleted(logger)
+	if diff := cmp.Diff([]string{"p"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped one second after the failure (-want, +got):\n%s", diff)
+	}
+	want := []string{"ns/p UnscheduledPodAdd Active", "ns/p ScheduleAttemptFailure Backoff", "ns/p BackoffComplete Active"}
+	if diff := cmp.Diff(want, moves(logger)); diff != "" {
+		t.Errorf("logged moves (-want, +got):\n%s", diff)
+	}
+}
+
+// TestBackOffFlow: a pod that keeps failing, each time moved by an event,
+// waits 1, 2, 4, 8, 10, 10 seconds in backoffQ: not a moment less, and no
+// longer than the next flush.
+func TestBackOffFlow(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	q.Add(logger, makePod("p", 0))
+	var got []time.Duration
+	for range 6 {
+		pInfo, err := q.Pop(logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failedAt := clk.Now()
+		fail(t, logger, q, pInfo, "Resources")
+		q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+		if diff := cmp.Diff(backoffQ, where(q, "p")); diff != "" {
+			t.Fatalf("after failure %d (-want, +got):\n%s", pInfo.UnschedulableCount, diff)
+		}
+		// The flush runs every second; the pod leaves at the first flush
+		// after its backoff ends.
+		for where(q, "p") == backoffQ {
+			clk.Step(backoffFlushInterval)
+			q.flushBackoffQCompleted(logger)
+		}
+		got = append(got, clk.Since(failedAt))
+	}
+	want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("time in backoffQ after each failure (-want, +got):\n%s", diff)
+	}
+}
+
+func TestCalculateBackoffDuration(t *testing.T) {
+	tests := []struct {
+		name             string
+		initial, maximum time.Duration
+		count            int
+		want             time.Duration
+	}{
+		{"never failed", time.Second, 10 * time.Second, 0, 0},
+		{"first failure", time.Second, 10 * time.Second, 1, time.Second},
+		{"fourth failure", time.Second, 10 * time.Second, 4, 8 * time.Second},
+		{"capped", time.Second, 10 * time.Second, 5, 10 * time.Second},
+		{"no overflow after many failures", time.Second, 10 * time.Second, 1000, 10 * time.Second},
+		{"initial equals max", 3 * time.Second, 3 * time.Second, 2, 3 * time.Second},
+		{"sub-second", 100 * time.Millisecond, time.Second, 3, 400 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bq := newBackoffQueue(testingclock.NewFakeClock(time.Now()), tt.initial, tt.maximum)
+			if diff := cmp.Diff(tt.want, bq.calculateBackoffDuration(tt.count)); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestErrorBackoff: failures that no plugin caused go to backoffQ at once,
+// and their backoff counts consecutive errors, apart from the unschedulable
+// failures: an unschedulable failure ends the run of errors.
+func TestErrorBackoff(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	q.Add(logger, makePod("p", 0))
+	type outcome struct {
+		Queue   string
+		Backoff time.Duration
+	}
+	var got []outcome
+	for _, plugins := range [][]string{nil, nil, nil, {"Resources"}, nil} {
+		pInfo, err := q.Pop(logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fail(t, logger, q, pInfo, plugins...)
+		got = append(got, outcome{where(q, "p"), q.backoffQ.getBackoffTime(pInfo).Sub(clk.Now())})
+		// Move it on, whatever an event would do, and let the backoff end.
+		q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+		clk.Step(time.Minute)
+		q.flushBackoffQCompleted(logger)
+	}
+	want := []outcome{
+		{backoffQ, 1 * time.Second},       // error 1
+		{backoffQ, 2 * time.Second},       // error 2
+		{backoffQ, 4 * time.Second},       // error 3
+		{unschedulableQ, 1 * time.Second}, // unschedulable 1: the errors do not count
+		{backoffQ, 1 * time.Second},       // error 1 again
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want, +got):\n%s", diff)
+	}
+}
+
+// TestFlushBackoffQCompleted: the flush moves the pods whose backoff ended,
+// the earliest first, and leaves the others.
+func TestFlushBackoffQCompleted(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	for _, p := range []struct {
+		name     string
+		failures int
+	}{{"four-seconds", 3}, {"one-second", 1}, {"two-seconds", 2}} {
+		pInfo := rejectedBy(q, makePod(p.name, 0))
+		pInfo.UnschedulableCount = p.failures - 1
+		fail(t, logger, q, pInfo, "Resources")
+	}
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+	clk.Step(2 * time.Second)
+	q.flushBackoffQCompleted(logger)
+	if diff := cmp.Diff([]string{"ns/one-second BackoffComplete Active", "ns/two-seconds BackoffComplete Active"}, moves(logger)[6:]); diff != "" {
+		t.Errorf("moved after 2s (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(backoffQ, where(q, "four-seconds")); diff != "" {
+		t.Errorf("the pod with 4s of backoff (-want, +got):\n%s", diff)
 	}
 }
 
@@ -299,41 +556,57 @@ func TestUpdate(t *testing.T) {
 		return p
 	}
 	tests := []struct {
-		name      string
-		queued    string // where the pod is before the update: "active", "pool-Labels", "pool-Resources", ""
-		update    func(*v1.Pod) *v1.Pod
-		wantWhere string // where it is after: "Active" or "Unschedulable"
-		wantMoves []string
+		name       string
+		queued     string // where the pod is before the update: "active", "backoff", "pool-Labels", "pool-Resources", ""
+		backingOff bool   // whether its backoff still runs at the update
+		update     func(*v1.Pod) *v1.Pod
+		wantWhere  string
+		wantMoves  []string
 	}{
 		{
 			name:      "in activeQ: updated in place",
 			queued:    "active",
 			update:    withLabel,
-			wantWhere: "Active",
+			wantWhere: activeQ,
+		},
+		{
+			name:       "in backoffQ: updated in place",
+			queued:     "backoff",
+			backingOff: true,
+			update:     withLabel,
+			wantWhere:  backoffQ,
 		},
 		{
 			name:      "in the pool, an update its rejecting plugin registered: moved",
 			queued:    "pool-Labels",
 			update:    withLabel,
-			wantWhere: "Active",
+			wantWhere: activeQ,
 			wantMoves: []string{"ns/p TargetPodUpdatePodLabel Active"},
+		},
+		{
+			name:       "in the pool and backing off, an update its rejecting plugin registered: moved to backoffQ",
+			queued:     "pool-Labels",
+			backingOff: true,
+			update:     withLabel,
+			wantWhere:  backoffQ,
+			wantMoves:  []string{"ns/p TargetPodUpdatePodLabel Backoff"},
 		},
 		{
 			name:      "in the pool, an update only another plugin registered: stays",
 			queued:    "pool-Resources",
 			update:    withLabel,
-			wantWhere: "Unschedulable",
+			wantWhere: unschedulableQ,
 		},
 		{
 			name:      "in the pool, a status update (its own PodScheduled condition): stays",
 			queued:    "pool-Labels",
 			update:    withStatus,
-			wantWhere: "Unschedulable",
+			wantWhere: unschedulableQ,
 		},
 		{
 			name:      "not queued (being scheduled): added to activeQ",
 			update:    withLabel,
-			wantWhere: "Active",
+			wantWhere: activeQ,
 			wantMoves: []string{"ns/p UnscheduledPodUpdate Active"},
 		},
 	}
@@ -347,10 +620,13 @@ func TestUpdate(t *testing.T) {
 			switch tt.queued {
 			case "active":
 				q.Add(logger, old)
+			case "backoff":
+				fail(t, logger, q, rejectedBy(q, old))
 			case "pool-Labels", "pool-Resources":
-				if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, old, tt.queued[len("pool-"):])); err != nil {
-					t.Fatal(err)
-				}
+				fail(t, logger, q, rejectedBy(q, old), tt.queued[len("pool-"):])
+			}
+			if !tt.backingOff {
+				clk.Step(DefaultPodInitialBackoffDuration)
 			}
 			before := len(moves(logger))
 			newPod := tt.update(old)
@@ -363,17 +639,13 @@ func TestUpdate(t *testing.T) {
 			if pInfo.Pod.ResourceVersion != "2" {
 				t.Errorf("the queue holds resourceVersion %s, want the update's", pInfo.Pod.ResourceVersion)
 			}
-			where := "Active"
-			if len(q.UnschedulablePods()) == 1 {
-				where = "Unschedulable"
-			}
-			if diff := cmp.Diff(tt.wantWhere, where); diff != "" {
+			if diff := cmp.Diff(tt.wantWhere, where(q, "p")); diff != "" {
 				t.Errorf("queue (-want, +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantMoves, moves(logger)[before:], cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("logged moves (-want, +got):\n%s", diff)
 			}
-			if n := len(q.PodsInActiveQ()) + len(q.UnschedulablePods()); n != 1 {
+			if n := len(q.PodsInActiveQ()) + len(q.PodsInBackoffQ()) + len(q.UnschedulablePods()); n != 1 {
 				t.Errorf("the pod is queued %d times, want once", n)
 			}
 		})
@@ -386,18 +658,19 @@ func TestDelete(t *testing.T) {
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("active", 0))
 	q.Add(logger, makePod("stays", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err != nil {
-		t.Fatal(err)
+	fail(t, logger, q, rejectedBy(q, makePod("failed", 0)), "Resources")
+	fail(t, logger, q, rejectedBy(q, makePod("backing-off", 0)))
+	for _, name := range []string{"active", "failed", "backing-off", "never-queued"} {
+		q.Delete(makePod(name, 0))
 	}
-	q.Delete(makePod("active", 0))
-	q.Delete(makePod("failed", 0))
-	q.Delete(makePod("never-queued", 0))
 	if diff := cmp.Diff([]string{"stays"}, popAll(t, logger, q)); diff != "" {
 		t.Errorf("popped (-want, +got):\n%s", diff)
 	}
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
-	if n := len(q.PodsInActiveQ()); n != 0 {
-		t.Errorf("an event brought back %d deleted pods", n)
+	clk.Step(time.Minute)
+	q.flushBackoffQCompleted(logger)
+	if n := len(q.PodsInActiveQ()) + len(q.PodsInBackoffQ()) + len(q.UnschedulablePods()); n != 0 {
+		t.Errorf("an event and the backoff flush brought back %d deleted pods", n)
 	}
 }
 
@@ -413,16 +686,15 @@ func TestRecentlyTriedPodsGoBack(t *testing.T) {
 		clk.Step(time.Second)
 	}
 	for range 3 {
-		// The head fails every time and an event brings it straight back.
+		// The head fails every time; an event and the end of its backoff
+		// bring it straight back.
 		pInfo, err := q.Pop(logger)
 		if err != nil {
 			t.Fatal(err)
 		}
 		clk.Step(time.Second)
-		pInfo.UnschedulablePlugins = sets.New("Resources")
-		if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
-			t.Fatal(err)
-		}
+		fail(t, logger, q, pInfo, "Resources")
+		clk.Step(DefaultPodInitialBackoffDuration)
 		q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
 	}
 	// Each pod was tried once, in turn; the order is again p1, p2, p3.
@@ -435,13 +707,9 @@ func TestFlushUnschedulablePodsLeftover(t *testing.T) {
 	logger := newTestLogger(t)
 	clk := testingclock.NewFakeClock(time.Now())
 	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("old", 0), "Resources")); err != nil {
-		t.Fatal(err)
-	}
+	fail(t, logger, q, rejectedBy(q, makePod("old", 0)), "Resources")
 	clk.Step(30 * time.Second)
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("new", 0), "Resources")); err != nil {
-		t.Fatal(err)
-	}
+	fail(t, logger, q, rejectedBy(q, makePod("new", 0)), "Resources")
 	clk.Step(31 * time.Second)
 	q.flushUnschedulablePodsLeftover(logger)
 	if diff := cmp.Diff([]string{"old"}, popAll(t, logger, q)); diff != "" {
@@ -461,36 +729,40 @@ func TestMetrics(t *testing.T) {
 	logger := newTestLogger(t)
 	clk := testingclock.NewFakeClock(time.Now())
 	q := newTestQueue(t, clk)
-	incomingBefore, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues("active", "NodeAdd"))
+	counter := func(queue, event string) float64 {
+		v, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues(queue, event))
+		return v
+	}
+	activeBefore, backoffBefore := counter("active", "NodeAdd"), counter("backoff", "ScheduleAttemptFailure")
 	q.Add(logger, makePod("a", 0))
 	q.Add(logger, makePod("b", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("c", 0), "Resources")); err != nil {
-		t.Fatal(err)
-	}
-	gauges := func() [2]float64 {
+	fail(t, logger, q, rejectedBy(q, makePod("c", 0)), "Resources")
+	fail(t, logger, q, rejectedBy(q, makePod("d", 0)))
+	gauges := func() [3]float64 {
 		active, _ := testutil.GetGaugeMetricValue(metrics.ActivePods())
+		backoff, _ := testutil.GetGaugeMetricValue(metrics.BackoffPods())
 		unschedulable, _ := testutil.GetGaugeMetricValue(metrics.UnschedulablePods())
-		return [2]float64{active, unschedulable}
+		return [3]float64{active, backoff, unschedulable}
 	}
-	if diff := cmp.Diff([2]float64{2, 1}, gauges()); diff != "" {
-		t.Errorf("pending_pods{active, unschedulable} (-want, +got):\n%s", diff)
+	if diff := cmp.Diff([3]float64{2, 1, 1}, gauges()); diff != "" {
+		t.Errorf("pending_pods{active, backoff, unschedulable} (-want, +got):\n%s", diff)
 	}
+	clk.Step(DefaultPodInitialBackoffDuration)
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
 	if _, err := q.Pop(logger); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([2]float64{2, 0}, gauges()); diff != "" {
-		t.Errorf("pending_pods{active, unschedulable} after a move and a pop (-want, +got):\n%s", diff)
+	if diff := cmp.Diff([3]float64{2, 1, 0}, gauges()); diff != "" {
+		t.Errorf("pending_pods{active, backoff, unschedulable} after a move and a pop (-want, +got):\n%s", diff)
 	}
-	incoming, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues("active", "NodeAdd"))
-	if diff := cmp.Diff(1.0, incoming-incomingBefore); diff != "" {
-		t.Errorf("queue_incoming_pods_total{active, NodeAdd} growth (-want, +got):\n%s", diff)
+	if diff := cmp.Diff([2]float64{1, 1}, [2]float64{counter("active", "NodeAdd") - activeBefore, counter("backoff", "ScheduleAttemptFailure") - backoffBefore}); diff != "" {
+		t.Errorf("growth of queue_incoming_pods_total{active, NodeAdd} and {backoff, ScheduleAttemptFailure} (-want, +got):\n%s", diff)
 	}
 }
 
-// TestConcurrentUse runs the event handlers' calls, the scheduling loop's
-// and the binding goroutines' at once, for the race detector; every pod is
-// popped exactly once at the end.
+// TestConcurrentUse runs the event handlers' calls, the scheduling loop's,
+// the binding goroutines' and the flushes' at once, for the race detector;
+// every pod is popped exactly twice in the end.
 func TestConcurrentUse(t *testing.T) {
 	logger := newTestLogger(t)
 	clk := testingclock.NewFakeClock(time.Now())
@@ -508,13 +780,17 @@ func TestConcurrentUse(t *testing.T) {
 		defer wg.Done()
 		for range n {
 			q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+			q.flushBackoffQCompleted(logger)
 		}
 	}()
 	popped := map[string]int{}
 	for total := 0; total < 2*n; {
 		if len(q.PodsInActiveQ()) == 0 {
-			// Everything left waits in the pool, or is still being added.
+			// Everything left waits in the pool or in backoffQ, or is
+			// still being added.
 			q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+			clk.Step(DefaultPodInitialBackoffDuration)
+			q.flushBackoffQCompleted(logger)
 			time.Sleep(time.Millisecond)
 			continue
 		}
@@ -525,10 +801,7 @@ func TestConcurrentUse(t *testing.T) {
 		popped[pInfo.Pod.Name]++
 		total++
 		if pInfo.Attempts == 1 {
-			pInfo.UnschedulablePlugins = sets.New("Resources")
-			if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
-				t.Fatal(err)
-			}
+			fail(t, logger, q, pInfo, "Resources")
 		}
 	}
 	wg.Wait()
@@ -536,36 +809,5 @@ func TestConcurrentUse(t *testing.T) {
 		if got := popped[fmt.Sprint("p-", i)]; got != 2 {
 			t.Errorf("p-%d popped %d times, want 2 (once, then once after its failure)", i, got)
 		}
-	}
-}
-
-// TestEventDuringSchedulingCycleIsLost shows this chapter's known gap: a
-// node is added while the pod is being scheduled (popped, not yet back in
-// the pool). The event finds no pod to move, and the failed pod then waits
-// in the pool for the next such event or, as here, for the leftover flush.
-// Chapter 07 remembers events that arrive during a cycle.
-func TestEventDuringSchedulingCycleIsLost(t *testing.T) {
-	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
-	q := newTestQueue(t, clk)
-	q.Add(logger, makePod("p", 0))
-	pInfo, err := q.Pop(logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The scheduling cycle took a snapshot without the new node...
-	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
-	// ...and fails.
-	pInfo.UnschedulablePlugins = sets.New("Resources")
-	if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(q.PodsInActiveQ()); n != 0 {
-		t.Fatalf("%d pods in activeQ: the event was not lost", n)
-	}
-	clk.Step(DefaultPodMaxInUnschedulablePodsDuration + time.Second)
-	q.flushUnschedulablePodsLeftover(logger)
-	if diff := cmp.Diff([]string{"p"}, popAll(t, logger, q)); diff != "" {
-		t.Errorf("popped after the flush (-want, +got):\n%s", diff)
 	}
 }
