@@ -72,6 +72,8 @@ func run(root, tools string) error {
 		{"02-filter", "unschedulable-message"},
 		{"05-event-handler", "queue-waits-for-node"},
 		{"06-scheduling-queue", "queue-waits-for-node"},
+		{"06-scheduling-queue", "queue-label-noise"},
+		{"07-backoff", "queue-label-noise"},
 	}
 	for _, q := range quotes {
 		logs, _ := filepath.Glob(filepath.Join(e2eDir, "*", "ch"+q.chapter[:2]+"-"+q.scenario+".log"))
