@@ -259,6 +259,18 @@ func withLabel(n *v1.Node, k, v string) *v1.Node {
 	return n
 }
 
+// labelNode sets a label on a node of the cluster.
+func labelNode(ctx context.Context, t *testing.T, client kubernetes.Interface, name, k, v string) {
+	t.Helper()
+	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Nodes().Update(ctx, withLabel(node, k, v), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func withTaint(n *v1.Node, k, v string) *v1.Node {
 	n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: k, Value: v, Effect: v1.TaintEffectNoSchedule})
 	return n

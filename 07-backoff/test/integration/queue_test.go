@@ -74,14 +74,7 @@ func TestSchedulingQueue(t *testing.T) {
 		createPod(ctx, t, admin, requesting(pod(ns, "too-big", scheduler.DefaultSchedulerName), "64"))
 		waitUnschedulable(ctx, t, admin, ns, "too-big", "")
 		before, handledBefore := scheduleAttempts(t), handled("NodeUpdateNodeLabel")
-		node, err := admin.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		withLabel(node, "color", "blue")
-		if _, err := admin.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		labelNode(ctx, t, admin, "node-a", "color", "blue")
 		// NodeAffinity registered label changes, so the queue looks at the
 		// event, and moves nothing.
 		waitFor(ctx, t, "the scheduler to handle the label change", func() (bool, error) {
@@ -95,6 +88,23 @@ func TestSchedulingQueue(t *testing.T) {
 		}
 		if err := admin.CoreV1().Pods(ns).Delete(ctx, "too-big", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	t.Run("a label change that does not satisfy NodeAffinity: the pod is tried again after its backoff", func(t *testing.T) {
+		// NodeAffinity rejects this pod and registered node label changes,
+		// so any label change moves it, whether or not it helps. (Chapter
+		// 08's queueing hint tells the two apart.)
+		createPod(ctx, t, admin, withSelector(pod(ns, "wants-ssd", scheduler.DefaultSchedulerName), "disk", "ssd"))
+		waitUnschedulable(ctx, t, admin, ns, "wants-ssd", "")
+		labelNode(ctx, t, admin, "node-b", "disk", "hdd")
+		waitFor(ctx, t, "a second attempt of wants-ssd", func() (bool, error) { return decisions(logs, ns+"/wants-ssd") >= 2, nil })
+		labelNode(ctx, t, admin, "node-b", "disk", "ssd")
+		waitFor(ctx, t, "wants-ssd to be bound", func() (bool, error) {
+			return getPod(ctx, t, admin, ns, "wants-ssd").Spec.NodeName == "node-b", nil
+		})
+		if diff := cmp.Diff(3, decisions(logs, ns+"/wants-ssd")); diff != "" {
+			t.Errorf("attempts of wants-ssd: the first, one after each label change (-want, +got):\n%s", diff)
 		}
 	})
 
