@@ -114,7 +114,8 @@ func TestRunHelp(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	want := &Options{SchedulerName: "mini-scheduler", KubeAPIQPS: 50, KubeAPIBurst: 100, MetricsBindAddress: "127.0.0.1:10251", PodMaxInUnschedulablePodsDuration: 5 * time.Minute}
+	want := &Options{SchedulerName: "mini-scheduler", KubeAPIQPS: 50, KubeAPIBurst: 100, MetricsBindAddress: "127.0.0.1:10251", PodMaxInUnschedulablePodsDuration: 5 * time.Minute,
+		PodInitialBackoffDuration: time.Second, PodMaxBackoffDuration: 10 * time.Second}
 	if diff := cmp.Diff(want, NewOptions()); diff != "" {
 		t.Errorf("defaults (-want, +got):\n%s", diff)
 	}
