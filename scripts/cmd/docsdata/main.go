@@ -58,6 +58,11 @@ func run(root, tools string) error {
 	if err := write(filepath.Join(dir, "e2e.txt"), "make e2e", out); err != nil {
 		return err
 	}
+	// The rows of one scenario across the chapters, for the chapter 08 page
+	// to compare attempts.
+	if err := write(filepath.Join(dir, "e2e-queue-label-noise.txt"), "make e2e RUN=queue-label-noise   # its rows of the full run", scenarioRows(out, "queue-label-noise")); err != nil {
+		return err
+	}
 	fmt.Println("comparison with kube-scheduler")
 	out, err = command(root, "go", "run", "./scripts/cmd/compare", "--tools", tools, "--out", filepath.Join(e2eDir, "compare"))
 	if err != nil {
@@ -74,6 +79,7 @@ func run(root, tools string) error {
 		{"06-scheduling-queue", "queue-waits-for-node"},
 		{"06-scheduling-queue", "queue-label-noise"},
 		{"07-backoff", "queue-label-noise"},
+		{"08-queueinghint", "queue-label-noise"},
 	}
 	for _, q := range quotes {
 		logs, _ := filepath.Glob(filepath.Join(e2eDir, "*", "ch"+q.chapter[:2]+"-"+q.scenario+".log"))
@@ -96,6 +102,19 @@ func run(root, tools string) error {
 		}
 	}
 	return nil
+}
+
+// scenarioRows keeps the header of an e2e table and its rows for one
+// scenario.
+func scenarioRows(table, scenario string) string {
+	var out []string
+	for _, l := range strings.Split(table, "\n") {
+		fields := strings.Fields(l)
+		if len(fields) >= 2 && (fields[0] == "CHAPTER" || fields[1] == scenario) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func command(dir string, args ...string) (string, error) {
