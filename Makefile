@@ -65,6 +65,10 @@ e2e: tools ## Run the shared KWOK scenarios against every chapter, or CHAPTER=NN
 compare: tools ## Replay the deterministic scenarios with each chapter (02 on) and with kube-scheduler; fail on any difference.
 	@go run ./scripts/cmd/compare --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(RUN),--run '$(RUN)')
 
+.PHONY: timeline
+timeline: tools ## Draw each pod's path through the queue as an SVG: CHAPTER=NN SCENARIO=name (writes .cache/timeline/NN-name.svg).
+	@go run ./scripts/cmd/timeline --tools $(TOOLS_DIR) --chapter '$(CHAPTER)' --scenario '$(SCENARIO)'
+
 .PHONY: vet
 vet: ## go vet every module.
 	@for m in $(CHAPTERS) scripts; do (cd $$m && GOWORK=off go vet ./...) || exit 1; done

@@ -12,11 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"minisched/scripts/docsgen"
+	"minisched/scripts/timeline"
 )
 
 func main() {
@@ -81,6 +81,23 @@ func run(root, tools string) error {
 		{"07-backoff", "queue-label-noise"},
 		{"08-queueinghint", "queue-label-noise"},
 	}
+	// The timelines of one scenario for the chapters with a queue, so that
+	// their pages can be compared at a glance.
+	for _, ch := range chapters {
+		if ch < "06" {
+			continue
+		}
+		const scenario = "queue-label-noise"
+		logs, _ := filepath.Glob(filepath.Join(e2eDir, "*", "ch"+ch[:2]+"-"+scenario+".log"))
+		if len(logs) != 1 {
+			return fmt.Errorf("no scheduler log of %s in %s", scenario, e2eDir)
+		}
+		stamp := fmt.Sprintf("drawn by `make docs-data` on %s, %s", time.Now().UTC().Format("2006-01-02"), docsgen.Machine())
+		out := filepath.Join(root, "docs", "timelines", ch+"-"+scenario+".svg")
+		if err := timeline.RenderFile(logs[0], "ch"+ch[:2]+"-"+scenario, ch+": "+scenario, stamp, out); err != nil {
+			return err
+		}
+	}
 	for _, q := range quotes {
 		logs, _ := filepath.Glob(filepath.Join(e2eDir, "*", "ch"+q.chapter[:2]+"-"+q.scenario+".log"))
 		if len(logs) != 1 {
@@ -137,28 +154,6 @@ func lastTable(out string) string {
 }
 
 func write(path, command, body string) error {
-	header := fmt.Sprintf("$ %s\n# output of a real run by `make docs-data` on %s, %s\n", command, time.Now().UTC().Format("2006-01-02"), machine())
+	header := fmt.Sprintf("$ %s\n# output of a real run by `make docs-data` on %s, %s\n", command, time.Now().UTC().Format("2006-01-02"), docsgen.Machine())
 	return os.WriteFile(path, []byte(header+strings.TrimRight(body, "\n")+"\n"), 0o644)
-}
-
-// machine describes this machine in one line: OS, CPU model and count,
-// memory, Go version.
-func machine() string {
-	cpu := "unknown CPU"
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				cpu = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	mem := ""
-	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
-		var kb int
-		if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err == nil {
-			mem = fmt.Sprintf(", %d GiB RAM", (kb+512*1024)/(1024*1024))
-		}
-	}
-	return fmt.Sprintf("%s/%s, %d x %s%s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpu, mem, runtime.Version())
 }

@@ -1,0 +1,194 @@
+// Package timeline follows each pod through a chapter's scheduling queue,
+// from the scheduler's structured log, and draws it as an SVG: one row per
+// pod, its time in activeQ, backoffQ and the unschedulable pool, each
+// scheduling attempt, and the moment it was bound.
+//
+// It reads the lines every chapter from 06 on logs at -v=3 (the e2e runs
+// use that level): "Pod moved to an internal scheduling queue" (pod, event,
+// queue), "Attempting to schedule pod" (the Pop) and "Scheduling decision"
+// (pod, attempt, result). Chapters 01-05 have no queue moves; their rows
+// show the attempts only.
+package timeline
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// State is where a pod is between two log lines.
+type State string
+
+// The states a row is drawn in. Queue names are the ones the chapters log.
+const (
+	Active        State = "Active"
+	Backoff       State = "Backoff"
+	Unschedulable State = "Unschedulable"
+	// InFlight is the time between the Pop and the decision.
+	InFlight State = "InFlight"
+)
+
+// Segment is a stretch of time a pod spent in one state.
+type Segment struct {
+	State      State
+	Start, End time.Duration // since the first line of the log
+	Event      string        // the event that moved the pod there, if any
+}
+
+// Attempt is one scheduling decision.
+type Attempt struct {
+	At     time.Duration
+	Result string // scheduled, unschedulable or error
+}
+
+// Pod is one row.
+type Pod struct {
+	Name     string // namespace/name
+	Segments []Segment
+	Attempts []Attempt
+	// Bound is when the pod's attempt succeeded; negative if it never did.
+	Bound time.Duration
+}
+
+// Timeline is every pod of a log, in the order they first appear.
+type Timeline struct {
+	Pods []*Pod
+	// End is the time of the last line read.
+	End time.Duration
+}
+
+// header matches klog's text header, "I1122 04:54:28.023422   21114
+// file.go:202] ", and captures the time and the rest of the line.
+var header = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^ ]+\] (.*)$`)
+
+// kv matches the key="value" and key=value pairs after the message.
+var kv = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S+)`)
+
+// Parse reads a scheduler's log. Lines it does not know are skipped; a
+// header it cannot read is an error, with the line number.
+func Parse(r io.Reader) (*Timeline, error) {
+	tl := &Timeline{}
+	pods := map[string]*Pod{}
+	var t0 time.Time
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for n := 1; sc.Scan(); n++ {
+		m := header.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		at, err := time.Parse("0102 15:04:05.000000", m[1])
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if t0.IsZero() {
+			t0 = at
+		}
+		now := at.Sub(t0)
+		tl.End = now
+		msg, fields, ok := message(m[2])
+		if !ok || fields["pod"] == "" {
+			continue
+		}
+		pod := pods[fields["pod"]]
+		if pod == nil && msg != "Pod moved to an internal scheduling queue" && msg != "Attempting to schedule pod" && msg != "Scheduling decision" {
+			continue
+		}
+		if pod == nil {
+			pod = &Pod{Name: fields["pod"], Bound: -1}
+			pods[pod.Name] = pod
+			tl.Pods = append(tl.Pods, pod)
+		}
+		switch msg {
+		case "Pod moved to an internal scheduling queue":
+			pod.enter(State(fields["queue"]), now, fields["event"])
+		case "Attempting to schedule pod":
+			pod.enter(InFlight, now, "")
+		case "Scheduling decision":
+			pod.Attempts = append(pod.Attempts, Attempt{At: now, Result: fields["result"]})
+			if fields["result"] == "scheduled" {
+				pod.close(now)
+				pod.Bound = now
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	for _, p := range tl.Pods {
+		p.close(tl.End)
+	}
+	return tl, nil
+}
+
+// message splits `"Msg" k="v" k2=v2` into the message and its fields,
+// unquoted.
+func message(rest string) (string, map[string]string, bool) {
+	if !strings.HasPrefix(rest, `"`) {
+		return "", nil, false
+	}
+	msg, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return "", nil, false
+	}
+	fields := map[string]string{}
+	for _, m := range kv.FindAllStringSubmatch(rest[len(msg):], -1) {
+		v := m[2]
+		if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		}
+		fields[m[1]] = v
+	}
+	msg, _ = strconv.Unquote(msg)
+	return msg, fields, true
+}
+
+// enter ends the pod's current segment and starts one in state s.
+func (p *Pod) enter(s State, at time.Duration, event string) {
+	p.close(at)
+	p.Segments = append(p.Segments, Segment{State: s, Start: at, End: -1, Event: event})
+}
+
+// close ends the pod's open segment, if any, at at.
+func (p *Pod) close(at time.Duration) {
+	if n := len(p.Segments); n > 0 && p.Segments[n-1].End < 0 {
+		p.Segments[n-1].End = at
+	}
+}
+
+// Totals sums the time each pod spent per state, for tests and captions.
+func (p *Pod) Totals() map[State]time.Duration {
+	out := map[State]time.Duration{}
+	for _, s := range p.Segments {
+		out[s.State] += s.End - s.Start
+	}
+	return out
+}
+
+// Filter keeps the pods whose name starts with prefix (a namespace and
+// its slash, for one scenario), sorted as they first appeared.
+func (tl *Timeline) Filter(prefix string) *Timeline {
+	out := &Timeline{End: tl.End}
+	for _, p := range tl.Pods {
+		if strings.HasPrefix(p.Name, prefix) {
+			out.Pods = append(out.Pods, p)
+		}
+	}
+	sort.SliceStable(out.Pods, func(i, j int) bool { return first(out.Pods[i]) < first(out.Pods[j]) })
+	return out
+}
+
+func first(p *Pod) time.Duration {
+	if len(p.Segments) > 0 {
+		return p.Segments[0].Start
+	}
+	if len(p.Attempts) > 0 {
+		return p.Attempts[0].At
+	}
+	return 0
+}
