@@ -88,22 +88,22 @@ func run(root, tools string) error {
 			continue
 		}
 		const scenario = "queue-label-noise"
-		logs, _ := filepath.Glob(filepath.Join(e2eDir, "*", "ch"+ch[:2]+"-"+scenario+".log"))
-		if len(logs) != 1 {
-			return fmt.Errorf("no scheduler log of %s in %s", scenario, e2eDir)
+		logPath, err := schedulerLog(e2eDir, ch, scenario)
+		if err != nil {
+			return err
 		}
 		stamp := fmt.Sprintf("drawn by `make docs-data` on %s, %s", time.Now().UTC().Format("2006-01-02"), docsgen.Machine())
 		out := filepath.Join(root, "docs", "timelines", ch+"-"+scenario+".svg")
-		if err := timeline.RenderFile(logs[0], "ch"+ch[:2]+"-"+scenario, ch+": "+scenario, stamp, out); err != nil {
+		if err := timeline.RenderFile(logPath, "ch"+ch[:2]+"-"+scenario, ch+": "+scenario, stamp, out); err != nil {
 			return err
 		}
 	}
 	for _, q := range quotes {
-		logs, _ := filepath.Glob(filepath.Join(e2eDir, "*", "ch"+q.chapter[:2]+"-"+q.scenario+".log"))
-		if len(logs) != 1 {
-			return fmt.Errorf("no scheduler log of %s in %s", q.scenario, e2eDir)
+		logPath, err := schedulerLog(e2eDir, q.chapter, q.scenario)
+		if err != nil {
+			return err
 		}
-		data, err := os.ReadFile(logs[0])
+		data, err := os.ReadFile(logPath)
 		if err != nil {
 			return err
 		}
@@ -119,6 +119,16 @@ func run(root, tools string) error {
 		}
 	}
 	return nil
+}
+
+// schedulerLog finds the log of a chapter's scheduler for one scenario of
+// the e2e run in dir.
+func schedulerLog(dir, chapter, scenario string) (string, error) {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*", "ch"+chapter[:2]+"-"+scenario+".log"))
+	if len(logs) != 1 {
+		return "", fmt.Errorf("no scheduler log of %s in %s", scenario, dir)
+	}
+	return logs[0], nil
 }
 
 // scenarioRows keeps the header of an e2e table and its rows for one
