@@ -123,6 +123,16 @@ func newTestScheduler(t *testing.T, ctx context.Context, client *fake.Clientset,
 	return sched
 }
 
+// testContext returns a context that carries the test's logger and is
+// canceled when the test ends, so that the goroutines a scheduler starts
+// on it (informers, the framework's metrics recorder) end with the test.
+func testContext(t *testing.T) context.Context {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // assumedPods returns how many pods the cache holds as assumed.
 func assumedPods(sched *Scheduler) int {
 	_, assumed := sched.cache.Dump()
@@ -341,7 +351,7 @@ func TestScheduleOne(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
+			ctx := testContext(t)
 			// A profile name per case keeps the counters of cases apart.
 			profile := fmt.Sprintf("test-%d", i)
 			pod := tt.pod.DeepCopy()
@@ -459,7 +469,7 @@ func TestSchedulePodFollowsScores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
+			ctx := testContext(t)
 			var objs []runtime.Object
 			for _, n := range tt.nodes {
 				objs = append(objs, n)
@@ -489,7 +499,7 @@ func TestSchedulePodFollowsScores(t *testing.T) {
 // pod that requests nothing. NodeCost does it for a pod without the
 // annotation.
 func TestRunScorePluginsSkipsOptedOutPlugins(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	sched := newTestScheduler(t, ctx, fake.NewClientset(), events.NewFakeRecorder(10))
 	node := framework.NewNodeInfo()
 	node.SetNode(makeNode("n").obj())
@@ -536,7 +546,7 @@ func TestSelectHostBreaksTiesAtRandom(t *testing.T) {
 	scores := func() []fwk.NodePluginScores {
 		return []fwk.NodePluginScores{{Name: "a", TotalScore: 90}, {Name: "b", TotalScore: 90}, {Name: "low", TotalScore: 10}, {Name: "c", TotalScore: 90}}
 	}
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	sched := newTestScheduler(t, ctx, fake.NewClientset(), events.NewFakeRecorder(10))
 	chosen := map[string]bool{}
 	for seed := range uint64(100) {
@@ -557,7 +567,7 @@ func TestSelectHostBreaksTiesAtRandom(t *testing.T) {
 // exists at start (found by the informer's list) and one created later
 // (found by its watch) are both bound, once each.
 func TestRunBindsPendingPods(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	client := fake.NewClientset(makeNode("node-a").obj(), makePod("early").obj())
@@ -590,7 +600,7 @@ func TestRunBindsPendingPods(t *testing.T) {
 // change, which it registered, moves it, and it is bound. No clock moves:
 // the events alone decide.
 func TestEventMovesUnschedulablePod(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	clock := testingclock.NewFakeClock(time.Now())
@@ -650,7 +660,7 @@ func gangPod(name, g string, size int) *podWrapper {
 // times out, the pod is forgotten, gets the Permit rejection as its reason,
 // and the node is free again.
 func TestAssumedPodHoldsItsNode(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	clock := testingclock.NewFakeClock(time.Now())
 	waiter := gangPod("waiter", "g", 2).req("1").obj()
 	other := makePod("other").req("1").obj()
@@ -687,7 +697,7 @@ func TestAssumedPodHoldsItsNode(t *testing.T) {
 // TestGangAllowsAllAtOnce: members of a gang of three wait until the third
 // arrives, and then all three are bound.
 func TestGangAllowsAllAtOnce(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	members := []*v1.Pod{gangPod("m-0", "g", 3).obj(), gangPod("m-1", "g", 3).obj(), gangPod("m-2", "g", 3).obj()}
 	client := fake.NewClientset(makeNode("node").obj(), members[0], members[1], members[2])
 	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
@@ -710,7 +720,7 @@ func TestGangAllowsAllAtOnce(t *testing.T) {
 // meanwhile; the scheduler forgets the pod and reports it, and does not
 // retry it.
 func TestPodDeletedWhileBinding(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	pod := makePod("gone").obj()
 	client := fake.NewClientset(makeNode("node").obj(), pod)
 	client.PrependReactor("create", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 )
@@ -33,7 +32,7 @@ func eventString(e fwk.ClusterEvent) string {
 // plugins that cannot reject a pod (PrioritySort, BalancedAllocation,
 // NodeCost, DefaultBinder). docs/06-scheduling-queue.md shows this table.
 func TestBuildClusterEventMap(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	fw, err := NewFramework(ctx, fake.NewClientset(), testingclock.NewFakeClock(time.Now()), time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -124,6 +124,16 @@ func newTestScheduler(t *testing.T, ctx context.Context, client *fake.Clientset,
 	return sched
 }
 
+// testContext returns a context that carries the test's logger and is
+// canceled when the test ends, so that the goroutines a scheduler starts
+// on it (informers, the framework's metrics recorder) end with the test.
+func testContext(t *testing.T) context.Context {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // assumedPods returns how many pods the cache holds as assumed.
 func assumedPods(sched *Scheduler) int {
 	_, assumed := sched.cache.Dump()
@@ -166,7 +176,9 @@ func popped(t *testing.T, sched *Scheduler, pod *v1.Pod) *framework.QueuedPodInf
 // down to -v=5, where the queue logs each Done.
 func newBufferedTestContext(t *testing.T) context.Context {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(5)))
-	return klog.NewContext(context.Background(), logger)
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // checkDoneOnce checks that the pod's flight ended exactly once (one "Pod
@@ -515,7 +527,7 @@ func TestSchedulePodFollowsScores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
+			ctx := testContext(t)
 			var objs []runtime.Object
 			for _, n := range tt.nodes {
 				objs = append(objs, n)
@@ -545,7 +557,7 @@ func TestSchedulePodFollowsScores(t *testing.T) {
 // pod that requests nothing. NodeCost does it for a pod without the
 // annotation.
 func TestRunScorePluginsSkipsOptedOutPlugins(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	sched := newTestScheduler(t, ctx, fake.NewClientset(), events.NewFakeRecorder(10))
 	node := framework.NewNodeInfo()
 	node.SetNode(makeNode("n").obj())
@@ -592,7 +604,7 @@ func TestSelectHostBreaksTiesAtRandom(t *testing.T) {
 	scores := func() []fwk.NodePluginScores {
 		return []fwk.NodePluginScores{{Name: "a", TotalScore: 90}, {Name: "b", TotalScore: 90}, {Name: "low", TotalScore: 10}, {Name: "c", TotalScore: 90}}
 	}
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	sched := newTestScheduler(t, ctx, fake.NewClientset(), events.NewFakeRecorder(10))
 	chosen := map[string]bool{}
 	for seed := range uint64(100) {
@@ -613,7 +625,7 @@ func TestSelectHostBreaksTiesAtRandom(t *testing.T) {
 // exists at start (found by the informer's list) and one created later
 // (found by its watch) are both bound, once each.
 func TestRunBindsPendingPods(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	client := fake.NewClientset(makeNode("node-a").obj(), makePod("early").obj())
@@ -646,7 +658,7 @@ func TestRunBindsPendingPods(t *testing.T) {
 // change, which it registered, moves it to backoffQ, since the clock has
 // not moved past its backoff; once it does, the pod is bound.
 func TestEventMovesUnschedulablePod(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	clock := testingclock.NewFakeClock(time.Now())
@@ -746,7 +758,7 @@ func TestAssumedPodHoldsItsNode(t *testing.T) {
 // TestGangAllowsAllAtOnce: members of a gang of three wait until the third
 // arrives, and then all three are bound.
 func TestGangAllowsAllAtOnce(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	members := []*v1.Pod{gangPod("m-0", "g", 3).obj(), gangPod("m-1", "g", 3).obj(), gangPod("m-2", "g", 3).obj()}
 	client := fake.NewClientset(makeNode("node").obj(), members[0], members[1], members[2])
 	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))

@@ -10,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 )
@@ -36,7 +35,7 @@ func eventString(e fwk.ClusterEvent) string {
 // entry has a hint, and the in-tree plugins bring their own.
 // docs/08-queueinghint.md shows this table.
 func TestBuildQueueingHintMap(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	fw, err := NewFramework(ctx, fake.NewClientset(), testingclock.NewFakeClock(time.Now()), time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +81,7 @@ func TestBuildQueueingHintMap(t *testing.T) {
 // label changes, as the queue does, about changes that do and do not give
 // a node the label a pod wants.
 func TestNodeAffinityHint(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx := testContext(t)
 	logger := klog.FromContext(ctx)
 	fw, err := NewFramework(ctx, fake.NewClientset(), testingclock.NewFakeClock(time.Now()), time.Second)
 	if err != nil {
