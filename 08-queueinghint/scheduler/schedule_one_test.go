@@ -134,6 +134,13 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
+// held counts what the scheduler's queue holds: activeQ, backoffQ, the
+// unschedulable pool, and the in-flight list of pods and events.
+func held(sched *Scheduler) int {
+	return len(sched.queue.PodsInActiveQ()) + len(sched.queue.PodsInBackoffQ()) + len(sched.queue.UnschedulablePods()) +
+		len(sched.queue.InFlightPods()) + sched.queue.InFlightEventsLen()
+}
+
 // assumedPods returns how many pods the cache holds as assumed.
 func assumedPods(sched *Scheduler) int {
 	_, assumed := sched.cache.Dump()
@@ -833,4 +840,47 @@ func TestPodDeletedAtPermit(t *testing.T) {
 		t.Errorf("bindings (-want, +got):\n%s", diff)
 	}
 	checkDoneOnce(t, ctx, sched, pod)
+}
+
+// TestIdleSchedulerHoldsNothing: once every pod is bound, the queue holds
+// nothing, and a long run of cluster events while nothing is pending adds
+// nothing to it: the memory of an idle scheduler stays flat.
+func TestIdleSchedulerHoldsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	client := fake.NewClientset(makeNode("node").obj(), makePod("a").obj(), makePod("b").obj(), makePod("c").obj())
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+	done := make(chan struct{})
+	go func() { sched.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		for range 500 {
+			if cond() {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	waitUntil("the three pods to be bound", func() bool { return len(bindings(client)) == 3 })
+	waitUntil("the queue to hold nothing", func() bool { return held(sched) == 0 })
+	const ticks = 200
+	for i := range ticks {
+		node, err := client.CoreV1().Nodes().Get(ctx, "node", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node.Labels["tick"] = fmt.Sprint(i)
+		if _, err := client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil("the cache to see the last label change", func() bool {
+		nodes := sched.cache.Snapshot()
+		return len(nodes) == 1 && nodes[0].Node().Labels["tick"] == fmt.Sprint(ticks-1)
+	})
+	if diff := cmp.Diff(0, held(sched)); diff != "" {
+		t.Errorf("what the queue holds after %d events with nothing pending (-want, +got):\n%s", ticks, diff)
+	}
 }
