@@ -138,6 +138,19 @@ func held(sched *Scheduler) int {
 	return ready + waiting
 }
 
+// waitUntil polls cond every 10 ms, for five seconds at most, and fails
+// the test, saying what it waited for, if cond never holds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
 // assumedPods returns how many pods the cache holds as assumed.
 func assumedPods(sched *Scheduler) int {
 	_, assumed := sched.cache.Dump()
@@ -581,18 +594,8 @@ func TestNaiveRetry(t *testing.T) {
 	go func() { sched.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for range 500 {
-			if cond() {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s", what)
-	}
 	// The first attempt finds no node and arms the retry timer.
-	waitFor("the retry timer", clock.HasWaiters)
+	waitUntil(t, "the retry timer", clock.HasWaiters)
 	if _, err := client.CoreV1().Nodes().Create(ctx, makeNode("node-a").obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -602,7 +605,7 @@ func TestNaiveRetry(t *testing.T) {
 		t.Fatalf("bound before the retry delay passed: %v", got)
 	}
 	clock.Step(time.Second)
-	waitFor("the retry to bind the pod", func() bool { return cmp.Equal([]string{"default/p->node-a"}, bindings(client)) })
+	waitUntil(t, "the retry to bind the pod", func() bool { return cmp.Equal([]string{"default/p->node-a"}, bindings(client)) })
 }
 
 // gangPod is a member of gang g of the given size.
@@ -720,18 +723,8 @@ func TestIdleSchedulerHoldsNothing(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sched.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	waitUntil := func(what string, cond func() bool) {
-		t.Helper()
-		for range 500 {
-			if cond() {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	waitUntil("the three pods to be bound", func() bool { return len(bindings(client)) == 3 })
-	waitUntil("the queue to hold nothing", func() bool { return held(sched) == 0 })
+	waitUntil(t, "the three pods to be bound", func() bool { return len(bindings(client)) == 3 })
+	waitUntil(t, "the queue to hold nothing", func() bool { return held(sched) == 0 })
 	const ticks = 200
 	for i := range ticks {
 		node, err := client.CoreV1().Nodes().Get(ctx, "node", metav1.GetOptions{})
@@ -743,7 +736,7 @@ func TestIdleSchedulerHoldsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil("the cache to see the last label change", func() bool {
+	waitUntil(t, "the cache to see the last label change", func() bool {
 		nodes := sched.cache.Snapshot()
 		return len(nodes) == 1 && nodes[0].Node().Labels["tick"] == fmt.Sprint(ticks-1)
 	})

@@ -140,6 +140,19 @@ func held(sched *Scheduler) int {
 	return len(sched.queue.PodsInActiveQ()) + len(sched.queue.PodsInBackoffQ()) + len(sched.queue.UnschedulablePods())
 }
 
+// waitUntil polls cond every 10 ms, for five seconds at most, and fails
+// the test, saying what it waited for, if cond never holds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
 // assumedPods returns how many pods the cache holds as assumed.
 func assumedPods(sched *Scheduler) int {
 	_, assumed := sched.cache.Dump()
@@ -642,18 +655,8 @@ func TestEventMovesUnschedulablePod(t *testing.T) {
 	go func() { sched.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for range 500 {
-			if cond() {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s", what)
-	}
 	inPool := func() bool { return queuedAs(sched, pod) == "Unschedulable, rejected by [NodeAffinity]" }
-	waitFor("the pod in the unschedulable pool", inPool)
+	waitUntil(t, "the pod in the unschedulable pool", inPool)
 	updateNode := func(change func(*v1.Node)) {
 		t.Helper()
 		node, err := client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
@@ -668,7 +671,7 @@ func TestEventMovesUnschedulablePod(t *testing.T) {
 	updateNode(func(n *v1.Node) {
 		n.Spec.Taints = []v1.Taint{{Key: "k", Value: "v", Effect: v1.TaintEffectPreferNoSchedule}}
 	})
-	waitFor("the cache to see the taint", func() bool {
+	waitUntil(t, "the cache to see the taint", func() bool {
 		nodes := sched.cache.Snapshot()
 		return len(nodes) == 1 && len(nodes[0].Node().Spec.Taints) == 1
 	})
@@ -676,9 +679,9 @@ func TestEventMovesUnschedulablePod(t *testing.T) {
 		t.Fatalf("after a taint change the pod is %q, want it still in the unschedulable pool", queuedAs(sched, pod))
 	}
 	updateNode(func(n *v1.Node) { n.Labels["disk"] = "ssd" })
-	waitFor("the label change to move the pod to backoffQ", func() bool { return queuedAs(sched, pod) == "Backoff" })
+	waitUntil(t, "the label change to move the pod to backoffQ", func() bool { return queuedAs(sched, pod) == "Backoff" })
 	clock.Step(DefaultPodInitialBackoffDuration)
-	waitFor("the end of its backoff to bind the pod", func() bool { return cmp.Equal([]string{"default/p->node-a"}, bindings(client)) })
+	waitUntil(t, "the end of its backoff to bind the pod", func() bool { return cmp.Equal([]string{"default/p->node-a"}, bindings(client)) })
 }
 
 // gangPod is a member of gang g of the given size.
@@ -795,18 +798,8 @@ func TestIdleSchedulerHoldsNothing(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sched.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	waitUntil := func(what string, cond func() bool) {
-		t.Helper()
-		for range 500 {
-			if cond() {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	waitUntil("the three pods to be bound", func() bool { return len(bindings(client)) == 3 })
-	waitUntil("the queue to hold nothing", func() bool { return held(sched) == 0 })
+	waitUntil(t, "the three pods to be bound", func() bool { return len(bindings(client)) == 3 })
+	waitUntil(t, "the queue to hold nothing", func() bool { return held(sched) == 0 })
 	const ticks = 200
 	for i := range ticks {
 		node, err := client.CoreV1().Nodes().Get(ctx, "node", metav1.GetOptions{})
@@ -818,7 +811,7 @@ func TestIdleSchedulerHoldsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil("the cache to see the last label change", func() bool {
+	waitUntil(t, "the cache to see the last label change", func() bool {
 		nodes := sched.cache.Snapshot()
 		return len(nodes) == 1 && nodes[0].Node().Labels["tick"] == fmt.Sprint(ticks-1)
 	})

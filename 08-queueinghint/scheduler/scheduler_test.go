@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"minisched/08-queueinghint/scheduler/backend/queue"
 )
 
 // eventString spells an event as "Resource/Action|Action".
@@ -28,14 +31,9 @@ func eventString(e fwk.ClusterEvent) string {
 	return string(e.Resource) + "/" + strings.Join(actions, "|")
 }
 
-// TestBuildQueueingHintMap pins which events may move a pod that each
-// enabled plugin rejected: the in-tree plugins' own EventsToRegister, the
-// Gang plugin's new pods, and no entry for the plugins that cannot reject a
-// pod (PrioritySort, BalancedAllocation, NodeCost, DefaultBinder). Every
-// entry has a hint, and the in-tree plugins bring their own.
-// docs/08-queueinghint.md shows this table.
-func TestBuildQueueingHintMap(t *testing.T) {
-	ctx := testContext(t)
+// newHintMap builds the chapter's framework and its queueing hint map.
+func newHintMap(t *testing.T, ctx context.Context) (*Framework, queue.QueueingHintMap) {
+	t.Helper()
 	fw, err := NewFramework(ctx, fake.NewClientset(), testingclock.NewFakeClock(time.Now()), time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +42,18 @@ func TestBuildQueueingHintMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fw, hintMap
+}
+
+// TestBuildQueueingHintMap pins which events may move a pod that each
+// enabled plugin rejected: the in-tree plugins' own EventsToRegister, the
+// Gang plugin's new pods, and no entry for the plugins that cannot reject a
+// pod (PrioritySort, BalancedAllocation, NodeCost, DefaultBinder). Every
+// entry has a hint, and the in-tree plugins bring their own.
+// docs/08-queueinghint.md shows this table.
+func TestBuildQueueingHintMap(t *testing.T) {
+	ctx := testContext(t)
+	fw, hintMap := newHintMap(t, ctx)
 	got := map[string][]string{}
 	for e, hintFns := range hintMap {
 		for _, h := range hintFns {
@@ -83,14 +93,7 @@ func TestBuildQueueingHintMap(t *testing.T) {
 func TestNodeAffinityHint(t *testing.T) {
 	ctx := testContext(t)
 	logger := klog.FromContext(ctx)
-	fw, err := NewFramework(ctx, fake.NewClientset(), testingclock.NewFakeClock(time.Now()), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hintMap, err := buildQueueingHintMap(ctx, fw.EnqueueExtensions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, hintMap := newHintMap(t, ctx)
 	hints := hintMap[fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}]
 	if len(hints) != 1 || hints[0].PluginName != "NodeAffinity" {
 		t.Fatalf("hints for node label changes: %v", hints)
