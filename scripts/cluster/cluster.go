@@ -50,6 +50,7 @@ type Cluster struct {
 	env      *envtest.Environment
 	kwok     *exec.Cmd
 	kwokDone chan struct{} // closed when the kwok process has exited
+	apiLog   *os.File      // kube-apiserver's output, across restarts
 	dir      string
 }
 
@@ -93,8 +94,20 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := os.WriteFile(policy, []byte(AuditPolicy), 0o644); err != nil {
 		return nil, err
 	}
-	c.env = &envtest.Environment{BinaryAssetsDirectory: bin, ControlPlaneStartTimeout: 60 * time.Second}
-	args := c.env.ControlPlane.GetAPIServer().Configure()
+	c.env = &envtest.Environment{BinaryAssetsDirectory: bin, ControlPlaneStartTimeout: 60 * time.Second, ControlPlaneStopTimeout: 90 * time.Second}
+	apiServer := c.env.ControlPlane.GetAPIServer()
+	// A directory of our own for the serving certificates: envtest keeps
+	// certificates it finds there, and only cleans (and so regenerates) a
+	// directory it made itself. RestartAPIServer relies on this.
+	apiServer.CertDir = filepath.Join(opts.Dir, "apiserver")
+	if err := os.MkdirAll(apiServer.CertDir, 0o700); err != nil {
+		return nil, err
+	}
+	if c.apiLog, err = os.Create(filepath.Join(opts.Dir, "kube-apiserver.log")); err != nil {
+		return nil, err
+	}
+	apiServer.Out, apiServer.Err = c.apiLog, c.apiLog
+	args := apiServer.Configure()
 	// Without a node lifecycle controller, TaintNodesByCondition would leave
 	// every new node tainted not-ready forever. ServiceAccount admission
 	// stays off as envtest has it: no controller creates default accounts.
@@ -102,6 +115,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	args.Set("audit-policy-file", policy)
 	args.Set("audit-log-path", c.AuditLog)
 	args.Set("audit-log-format", "json")
+	// On SIGTERM the apiserver waits for its connections to close, up to
+	// a minute, and open watches never do. A grace period for watches makes
+	// it end them instead: a stop (and RestartAPIServer) takes seconds.
+	args.Set("shutdown-watch-termination-grace-period", "2s")
 	for k, v := range opts.ExtraAPIServerArgs {
 		args.Set(k, v)
 	}
@@ -170,6 +187,24 @@ func (c *Cluster) startKWOK(ctx context.Context, toolsDir string) error {
 	return fmt.Errorf("kwok did not start listening within 30s; see %s", logFile.Name())
 }
 
+// RestartAPIServer stops kube-apiserver and starts it again, as an upgrade
+// or a crash would: etcd keeps running with the data, and the new process
+// listens on the same port with the same serving certificate and client CA,
+// so every kubeconfig written so far stays valid. Clients see their
+// connections and watches drop and must reconnect on their own.
+func (c *Cluster) RestartAPIServer() error {
+	apiServer := c.env.ControlPlane.APIServer
+	if err := apiServer.Stop(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	// Start reuses the port (SecurePort was fixed by the first start), the
+	// certificates in CertDir and the in-memory client CA.
+	if err := apiServer.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
 // Stop stops kwok, kube-apiserver and etcd. envtest removes the data and
 // certificate directories it made.
 func (c *Cluster) Stop() error {
@@ -187,6 +222,9 @@ func (c *Cluster) Stop() error {
 		if err := c.env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
 		}
+	}
+	if c.apiLog != nil {
+		_ = c.apiLog.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // ToolsDir finds the tools `make tools` builds: $MINISCHED_TOOLS_DIR, else
@@ -116,4 +117,45 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestRestartAPIServer checks what the chaos run needs of a restart: a
+// client built from the kubeconfig written at start still works afterwards
+// (same port, serving certificate and client CA), the data in etcd is still
+// there, and the audit log goes on in the same file.
+func TestRestartAPIServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{ToolsDir: toolsDir(t), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop() }()
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	node := func(name string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node("before"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RestartAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Nodes().Get(ctx, "before", metav1.GetOptions{}); err != nil {
+		t.Fatalf("after the restart, with the kubeconfig written at start: %v", err)
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node("after"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	audit, err := os.ReadFile(c.AuditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !containsAll(string(audit), `"name":"before"`, `"name":"after"`) {
+		t.Errorf("the audit log lacks a node created before or after the restart:\n%s", audit)
+	}
 }
