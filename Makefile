@@ -65,6 +65,10 @@ e2e: tools ## Run the shared KWOK scenarios against every chapter, or CHAPTER=NN
 compare: tools ## Replay the deterministic scenarios with each chapter (02 on) and with kube-scheduler; fail on any difference.
 	@go run ./scripts/cmd/compare --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(RUN),--run '$(RUN)')
 
+.PHONY: chaos
+chaos: tools ## Churn the cluster under chapters 05 on (CHAPTER=NN for one; SMALL=1 for the make test size) and check no pod is lost, bound twice or over-committed.
+	@go run ./scripts/cmd/chaos --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(SMALL),--small)
+
 .PHONY: timeline
 timeline: tools ## Draw each pod's path through the queue as an SVG: CHAPTER=NN SCENARIO=name (writes .cache/timeline/NN-name.svg).
 	@go run ./scripts/cmd/timeline --tools $(TOOLS_DIR) --chapter '$(CHAPTER)' --scenario '$(SCENARIO)'
@@ -88,6 +92,7 @@ test-stages:
 	@$(STAGE) vet $(MAKE) --no-print-directory vet
 	@$(STAGE) "unit and integration tests" $(MAKE) --no-print-directory unit-integration
 	@$(STAGE) "KWOK scenarios (make e2e)" $(MAKE) --no-print-directory e2e
+	@$(STAGE) "churn, small (make chaos SMALL=1)" $(MAKE) --no-print-directory chaos SMALL=1 CHAPTER=
 	@$(STAGE) "fidelity against kube-scheduler (make compare)" $(MAKE) --no-print-directory compare
 
 .PHONY: pin
@@ -111,8 +116,8 @@ verify: check-go ## Check versions, go mod tidy, gofmt, vet, standalone builds, 
 	@$(STAGE) "docs: snippets, links, run outputs, spelling" go run ./scripts/cmd/verifydocs -root .
 
 .PHONY: docs-data
-docs-data: tools ## Regenerate the outputs of real runs that the docs show (stamped with date and machine).
-	@go run ./scripts/cmd/docsdata -root . --tools $(TOOLS_DIR)
+docs-data: tools ## Regenerate the outputs of real runs that the docs show (stamped with date and machine); ONLY=chaos for that one.
+	@go run ./scripts/cmd/docsdata -root . --tools $(TOOLS_DIR) $(if $(ONLY),--only $(ONLY))
 
 .PHONY: clean
 clean: ## Stop the local cluster and remove .cache (tools, logs). Go's own caches stay.

@@ -174,7 +174,10 @@ func (sched *Scheduler) updateNodeInCache(oldObj, newObj any) {
 
 func (sched *Scheduler) deleteNodeFromCache(obj any) {
 	node := nodeOf(obj)
-	sched.logger.V(3).Info("Delete event for node", "node", klog.KObj(node))
 	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Delete}, nil)
 	sched.cache.RemoveNode(node)
+	// Logged once the node is out of the cache (upstream logs just before):
+	// every scheduling cycle that starts after this line cannot choose it,
+	// which is what make chaos checks.
+	sched.logger.V(3).Info("Delete event for node", "node", klog.KObj(node))
 }

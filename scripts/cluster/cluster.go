@@ -17,7 +17,9 @@ import (
 	"time"
 
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // FakeNodeAnnotation marks the nodes KWOK manages. Every node the scripts
@@ -94,6 +96,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := os.WriteFile(policy, []byte(AuditPolicy), 0o644); err != nil {
 		return nil, err
 	}
+	// envtest logs through controller-runtime's logger, which complains
+	// with a stack trace when nobody set it: send it to klog.
+	ctrllog.SetLogger(klog.Background())
 	c.env = &envtest.Environment{BinaryAssetsDirectory: bin, ControlPlaneStartTimeout: 60 * time.Second, ControlPlaneStopTimeout: 90 * time.Second}
 	apiServer := c.env.ControlPlane.GetAPIServer()
 	// A directory of our own for the serving certificates: envtest keeps
@@ -187,22 +192,34 @@ func (c *Cluster) startKWOK(ctx context.Context, toolsDir string) error {
 	return fmt.Errorf("kwok did not start listening within 30s; see %s", logFile.Name())
 }
 
-// RestartAPIServer stops kube-apiserver and starts it again, as an upgrade
-// or a crash would: etcd keeps running with the data, and the new process
-// listens on the same port with the same serving certificate and client CA,
-// so every kubeconfig written so far stays valid. Clients see their
-// connections and watches drop and must reconnect on their own.
-func (c *Cluster) RestartAPIServer() error {
-	apiServer := c.env.ControlPlane.APIServer
-	if err := apiServer.Stop(); err != nil {
+// StopAPIServer stops kube-apiserver alone, as a crash or an upgrade would:
+// etcd keeps running with the data. Clients see their connections and
+// watches drop, and must reconnect on their own once StartAPIServer runs.
+func (c *Cluster) StopAPIServer() error {
+	if err := c.env.ControlPlane.APIServer.Stop(); err != nil {
 		return fmt.Errorf("stopping kube-apiserver: %w", err)
 	}
-	// Start reuses the port (SecurePort was fixed by the first start), the
-	// certificates in CertDir and the in-memory client CA.
-	if err := apiServer.Start(); err != nil {
+	return nil
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the
+// same port, with the same serving certificate (kept in CertDir) and the
+// same client CA (kept in memory), so every kubeconfig written so far stays
+// valid. It returns once the apiserver answers its health check.
+func (c *Cluster) StartAPIServer() error {
+	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		return fmt.Errorf("starting kube-apiserver again: %w", err)
 	}
 	return nil
+}
+
+// RestartAPIServer stops kube-apiserver, waits down, and starts it again.
+func (c *Cluster) RestartAPIServer(down time.Duration) error {
+	if err := c.StopAPIServer(); err != nil {
+		return err
+	}
+	time.Sleep(down)
+	return c.StartAPIServer()
 }
 
 // Stop stops kwok, kube-apiserver and etcd. envtest removes the data and

@@ -142,7 +142,7 @@ func TestRestartAPIServer(t *testing.T) {
 	if _, err := client.CoreV1().Nodes().Create(ctx, node("before"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RestartAPIServer(); err != nil {
+	if err := c.RestartAPIServer(time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := client.CoreV1().Nodes().Get(ctx, "before", metav1.GetOptions{}); err != nil {

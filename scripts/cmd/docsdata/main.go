@@ -22,8 +22,18 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root")
 	tools := flag.String("tools", ".cache/tools", "tools directory")
+	only := flag.String("only", "", `regenerate one output only: "chaos"`)
 	flag.Parse()
-	if err := run(*root, *tools); err != nil {
+	var err error
+	switch *only {
+	case "":
+		err = run(*root, *tools)
+	case "chaos":
+		err = chaos(*root, *tools, filepath.Join(*root, "docs", "data"))
+	default:
+		err = fmt.Errorf("--only %q: the one output that can be made alone is chaos", *only)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "docsdata: "+err.Error())
 		os.Exit(1)
 	}
@@ -69,6 +79,9 @@ func run(root, tools string) error {
 		return fmt.Errorf("compare: %w\n%s", err, out)
 	}
 	if err := write(filepath.Join(dir, "compare.txt"), "make compare", out); err != nil {
+		return err
+	}
+	if err := chaos(root, tools, dir); err != nil {
 		return err
 	}
 	// The decision lines (and, from chapter 06 on, the queue moves) of
@@ -119,6 +132,16 @@ func run(root, tools string) error {
 		}
 	}
 	return nil
+}
+
+// chaos writes the table of a full `make chaos` run.
+func chaos(root, tools, dir string) error {
+	fmt.Println("churn under chapters 05 on")
+	out, err := command(root, "go", "run", "./scripts/cmd/chaos", "--tools", tools, "--out", filepath.Join(root, ".cache", "docsdata-chaos"))
+	if err != nil {
+		return fmt.Errorf("chaos: %w\n%s", err, out)
+	}
+	return write(filepath.Join(dir, "chaos.txt"), "make chaos", out)
 }
 
 // schedulerLog finds the log of a chapter's scheduler for one scenario of

@@ -1,0 +1,103 @@
+// Command chaos runs chapters 05 on while the local cluster churns under
+// them: nodes deleted and added, pending pods deleted, labels and taints
+// changed, kube-apiserver restarted once. It prints what happened and the
+// invariant violations per chapter, and exits non-zero if there was any.
+//
+//	go run ./scripts/cmd/chaos --chapters 08
+//	go run ./scripts/cmd/chaos --small      # what make test runs
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"minisched/scripts/e2e"
+)
+
+// firstChapter is the first chapter with informers: 01-04 List the
+// cluster every cycle, and their docs say what that costs.
+const firstChapter = 5
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var f e2e.Flags
+	f.Register(flag.CommandLine, ".cache/chaos")
+	cfg := e2e.DefaultChaos
+	small := flag.Bool("small", false, "a small run (20 nodes, 300 pods and 200 at the outage), as make test runs it")
+	flag.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes at the start")
+	flag.IntVar(&cfg.Pods, "pods", cfg.Pods, "pods to create")
+	flag.IntVar(&cfg.Waves, "waves", cfg.Waves, "waves the pods are created in; the churn happens between them")
+	flag.DurationVar(&cfg.Pause, "pause", cfg.Pause, "time between two waves")
+	flag.DurationVar(&cfg.Settle, "settle", cfg.Settle, "how long pending pods that fit may take to be bound after the last wave")
+	flag.DurationVar(&cfg.Down, "down", cfg.Down, "how long kube-apiserver stays down when it is restarted")
+	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the churn's choices")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
+	}
+	if *small {
+		cfg.Nodes, cfg.Pods, cfg.OutagePods, cfg.Pause, cfg.Settle = 20, 300, 200, time.Second, 90*time.Second
+	}
+	if cfg.Nodes < 1 || cfg.Pods < cfg.Waves || cfg.Waves < 1 || cfg.Pause < 0 || cfg.Settle <= 0 || cfg.Down < 0 {
+		return fmt.Errorf("need --nodes ≥ 1, --waves ≥ 1, --pods ≥ --waves, --pause ≥ 0, --down ≥ 0 and --settle > 0")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	found, err := e2e.FindChapters(f.Root)
+	if err != nil {
+		return err
+	}
+	selected, err := e2e.SelectChapters(found, f.Chapters)
+	if err != nil {
+		return err
+	}
+	for _, c := range selected {
+		if c.Number < firstChapter && f.Chapters != "" {
+			return fmt.Errorf("chapter %s has no informers and is not churned; chaos runs chapters %02d on", c.Dir, firstChapter)
+		}
+	}
+	h, err := e2e.Setup(ctx, f, func(c e2e.Chapter) bool { return c.Number >= firstChapter })
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+
+	fmt.Printf("%d nodes, %d pods in %d waves, %s apart; kube-apiserver down for %s once, right after %d more pods\n", cfg.Nodes, cfg.Pods, cfg.Waves, cfg.Pause, cfg.Down, cfg.OutagePods)
+	row := "%-20s %5s %6s %7s %8s %7s %6s %6s %8s %8s %8s %8s %7s %10s\n"
+	fmt.Printf(row, "CHAPTER", "PODS", "NODES", "-NODES", "-PENDING", "ORPHANS", "LABELS", "TAINTS", "RESTARTS", "BOUND", "PENDING", "BINDINGS", "SETTLED", "VIOLATIONS")
+	failed := 0
+	for _, c := range h.Chapters {
+		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=3"}}
+		rep := h.Runner.Chaos(ctx, sched, cfg)
+		fmt.Printf(row, c.Dir, fmt.Sprint(rep.Pods), fmt.Sprint(rep.Nodes), fmt.Sprint(rep.NodesDeleted), fmt.Sprint(rep.PendingDeleted),
+			fmt.Sprint(rep.OrphansDeleted), fmt.Sprint(rep.LabelChanges), fmt.Sprint(rep.TaintChanges), fmt.Sprint(rep.Restarts),
+			fmt.Sprint(rep.Bound), fmt.Sprint(rep.Pending), fmt.Sprint(rep.Bindings), rep.Settled.Round(time.Second).String(), fmt.Sprint(len(rep.Violations)))
+		fmt.Printf("    %d errors logged while kube-apiserver was down\n", rep.OutageErrors)
+		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
+		for _, v := range rep.Violations {
+			fmt.Println("    violation: " + v)
+		}
+		if len(rep.Violations) > 0 {
+			failed++
+			fmt.Println("    log: " + rep.Log)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d chapter(s) broke an invariant", failed)
+	}
+	return nil
+}

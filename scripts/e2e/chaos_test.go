@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestReadChaosLog reads a -v=3 log as the chapters write it: the deletion
+// a node's first delete line gives, other namespaces are ignored, and the
+// scheduler's and DefaultBinder's bind lines count once per cycle.
+func TestReadChaosLog(t *testing.T) {
+	log := strings.Join([]string{
+		`I1122 07:10:57.455200   24389 schedule_one.go:69] "Attempting to schedule pod" pod="chaos-08/p1" attempt=1`,
+		`I1122 07:10:57.460000   24389 schedule_one.go:69] "Attempting to schedule pod" pod="other/p9" attempt=1`,
+		`I1122 07:10:57.471087   24389 eventhandlers.go:179] "Delete event for node" node="n1"`,
+		`I1122 07:10:57.472570   24389 schedule_one.go:150] "Attempting to bind pod to node" pod="chaos-08/p1" node="n1"`,
+		`I1122 07:10:57.472593   24389 default_binder.go:70] "Attempting to bind pod to node" pod="chaos-08/p1" node="n1"`,
+		`I1122 07:10:57.480000   24389 default_binder.go:70] "Attempting to bind pod to node" pod="other/p9" node="n1"`,
+		`W1122 07:10:58.000000   24389 reflector.go:1] "Delete event for node" node="n1"`,
+		`some line without a header`,
+		`I1122 07:10:59.000000   24389 schedule_one.go:69] "Attempting to schedule pod" pod="chaos-08/p1" attempt=2`,
+		`I1122 07:10:59.100000   24389 schedule_one.go:150] "Attempting to bind pod to node" pod="chaos-08/p1" node="n2"`,
+		`I1122 07:10:59.100100   24389 default_binder.go:70] "Attempting to bind pod to node" pod="chaos-08/p1" node="n2"`,
+	}, "\n")
+	path := filepath.Join(t.TempDir(), "s.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seen, binds, err := readChaosLog(path, "chaos-08")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(s string) time.Time {
+		tm, err := time.Parse("0102 15:04:05.000000", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	if diff := cmp.Diff(map[string]time.Time{"n1": at("1122 07:10:57.471087")}, seen); diff != "" {
+		t.Errorf("deletions seen (-want +got):\n%s", diff)
+	}
+	want := []logBind{
+		{Pod: "p1", Node: "n1", Cycle: at("1122 07:10:57.455200"), At: at("1122 07:10:57.472570")},
+		{Pod: "p1", Node: "n2", Cycle: at("1122 07:10:59.000000"), At: at("1122 07:10:59.100000")},
+	}
+	if diff := cmp.Diff(want, binds); diff != "" {
+		t.Errorf("bindings (-want +got):\n%s", diff)
+	}
+}
+
+func TestLateBinds(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	seen := map[string]time.Time{"gone": ms(10)}
+	tests := []struct {
+		name           string
+		bind           logBind
+		wantViolations []string
+		wantInFlight   int
+	}{
+		{"node never deleted", logBind{Pod: "p", Node: "kept", Cycle: ms(20), At: ms(30)}, nil, 0},
+		{"issued before the deletion was seen", logBind{Pod: "p", Node: "gone", Cycle: ms(0), At: ms(5)}, nil, 0},
+		{"issued after, by a cycle that started before", logBind{Pod: "p", Node: "gone", Cycle: ms(5), At: ms(11)}, nil, 1},
+		{"chosen by a cycle that started after", logBind{Pod: "p", Node: "gone", Cycle: ms(12), At: ms(13)},
+			[]string{"pod p: a cycle started 2ms after the scheduler saw node gone deleted chose it"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			violations, inFlight := lateBinds(seen, []logBind{tt.bind})
+			if diff := cmp.Diff(tt.wantViolations, violations); diff != "" {
+				t.Errorf("violations (-want +got):\n%s", diff)
+			}
+			if inFlight != tt.wantInFlight {
+				t.Errorf("in flight: got %d, want %d", inFlight, tt.wantInFlight)
+			}
+		})
+	}
+}
