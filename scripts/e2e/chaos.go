@@ -68,8 +68,9 @@ type ChaosReport struct {
 	// those it refused (a pod deleted meanwhile, or already bound by a
 	// Binding whose answer a restart swallowed).
 	Bindings, Refused int
-	// LateBindings are Bindings to a node deleted before the scheduler saw
-	// it; their pods were deleted as PodGC would. They are allowed.
+	// LateBindings are accepted Bindings to a node that no longer existed:
+	// sent before the scheduler saw the deletion, or InFlight. Their pods
+	// were deleted as PodGC would. They are allowed.
 	LateBindings int
 	// InFlight counts the Bindings issued after the scheduler saw their
 	// node deleted, by a cycle that had chosen the node before (allowed,
