@@ -490,13 +490,13 @@ func (c *chaos) restart(ctx context.Context) error {
 	return nil
 }
 
-// outageLine is a line about a refused connection: a failed Binding
-// (in the scheduling decision), status patch or event write.
+// outageLine is a line about a refused connection: a reflector's failed
+// list or watch, or a failed Binding (in the scheduling decision), status
+// patch or event write.
 var outageLine = regexp.MustCompile(`^[IEW]\d{4} .*connection refused`)
 
-// countOutageErrors counts the outage lines the scheduler logged since the
-// apiserver went down.
-func countOutageErrors(path string, from int64) (int, error) {
+// countLines counts the lines of the file matching re from offset from on.
+func countLines(path string, from int64, re *regexp.Regexp) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -509,7 +509,7 @@ func countOutageErrors(path string, from int64) (int, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
 	for sc.Scan() {
-		if outageLine.Match(sc.Bytes()) {
+		if re.Match(sc.Bytes()) {
 			n++
 		}
 	}
@@ -520,41 +520,20 @@ func countOutageErrors(path string, from int64) (int, error) {
 // bound at most once, each pod still bound has its Binding, and no Binding
 // was issued after the scheduler had logged its node's deletion.
 func (c *chaos) checkBindings() {
-	bindings, nodeChanges, err := readAudit(c.r.Cluster.AuditLog, c.ns, c.start)
-	if err != nil {
-		c.violate("reading the audit log: %v", err)
-		return
-	}
 	seen, binds, err := readChaosLog(c.report.Log, c.ns)
 	if err != nil {
 		c.violate("reading the scheduler log: %v", err)
 		return
 	}
-	accepted := map[string][]binding{}
-	for _, b := range bindings {
-		if b.Code >= 300 {
-			c.report.Refused++
-			continue
-		}
-		c.report.Bindings++
-		accepted[b.Pod] = append(accepted[b.Pod], b)
-		if !slices.ContainsFunc(nodesAt(nodeChanges[b.Node], b.At), func(n *v1.Node) bool { return n != nil }) {
-			c.report.LateBindings++
-		}
-	}
-	for _, pod := range slices.Sorted(maps.Keys(accepted)) {
-		if bs := accepted[pod]; len(bs) > 1 {
-			c.violate("pod %s was bound %d times (to %s, then %s)", pod, len(bs), bs[0].Node, bs[1].Node)
-		}
-	}
-	pods, err := c.currentPods(context.Background())
+	bindings, nodeChanges, err := readAudit(c.r.Cluster.AuditLog, c.ns, c.start)
 	if err != nil {
-		c.violate("%v", err)
+		c.violate("reading the audit log: %v", err)
 		return
 	}
-	for _, name := range slices.Sorted(maps.Keys(pods)) {
-		if p := pods[name]; p.Spec.NodeName != "" && len(accepted[name]) == 0 {
-			c.violate("pod %s is bound to %s, but no Binding was accepted", name, p.Spec.NodeName)
+	c.report.Bindings, c.report.Refused = checkBoundOnce(c.run, bindings, c.violate)
+	for _, b := range bindings {
+		if b.Code < 300 && !slices.ContainsFunc(nodesAt(nodeChanges[b.Node], b.At), func(n *v1.Node) bool { return n != nil }) {
+			c.report.LateBindings++
 		}
 	}
 	violations, inFlight := lateBinds(seen, binds)
@@ -564,6 +543,37 @@ func (c *chaos) checkBindings() {
 	}
 }
 
+// checkBoundOnce checks the run's Bindings in the audit log: at most one
+// accepted per pod, and one for every pod still bound. It returns how many
+// the apiserver accepted and refused.
+func checkBoundOnce(ru *run, bindings []binding, violate func(string, ...any)) (accepted, refused int) {
+	byPod := map[string][]binding{}
+	for _, b := range bindings {
+		if b.Code >= 300 {
+			refused++
+			continue
+		}
+		accepted++
+		byPod[b.Pod] = append(byPod[b.Pod], b)
+	}
+	for _, pod := range slices.Sorted(maps.Keys(byPod)) {
+		if bs := byPod[pod]; len(bs) > 1 {
+			violate("pod %s was bound %d times (to %s, then %s)", pod, len(bs), bs[0].Node, bs[1].Node)
+		}
+	}
+	pods, err := ru.r.Client.CoreV1().Pods(ru.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		violate("%v", err)
+		return accepted, refused
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" && len(byPod[p.Name]) == 0 {
+			violate("pod %s is bound to %s, but no Binding was accepted", p.Name, p.Spec.NodeName)
+		}
+	}
+	return accepted, refused
+}
+
 // checkOutage counts what the scheduler said about the apiserver being
 // gone. That it went on is what the other checks show: the process never
 // exited, and the pods created just before the outage were bound.
@@ -571,7 +581,7 @@ func (c *chaos) checkOutage() {
 	if c.report.Restarts == 0 {
 		return
 	}
-	n, err := countOutageErrors(c.report.Log, c.outageFrom)
+	n, err := countLines(c.report.Log, c.outageFrom, outageLine)
 	if err != nil {
 		c.violate("reading the scheduler log: %v", err)
 		return

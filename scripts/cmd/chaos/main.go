@@ -1,7 +1,10 @@
 // Command chaos runs chapters 05 on while the local cluster churns under
 // them: nodes deleted and added, pending pods deleted, labels and taints
-// changed, kube-apiserver restarted once. It prints what happened and the
-// invariant violations per chapter, and exits non-zero if there was any.
+// changed, kube-apiserver restarted once. Then it stops kube-apiserver once
+// more under a scheduler held to a few requests a second, so that requests
+// certainly fail, and checks the scheduler logs them and recovers. It
+// prints what happened and the invariant violations per chapter, and exits
+// non-zero if there was any.
 //
 //	go run ./scripts/cmd/chaos --chapters 08
 //	go run ./scripts/cmd/chaos --small      # what make test runs
@@ -85,12 +88,23 @@ func run() error {
 			fmt.Sprint(rep.Bound), fmt.Sprint(rep.Pending), fmt.Sprint(rep.Bindings), rep.Settled.Round(time.Second).String(), fmt.Sprint(len(rep.Violations)))
 		fmt.Printf("    %d errors logged while kube-apiserver was down\n", rep.OutageErrors)
 		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
+		out := h.Runner.Outage(ctx, sched, e2e.DefaultOutage)
+		fmt.Printf("    lost apiserver: %d pods at %d requests/s, kube-apiserver down for %s once %d were bound; %d refused-connection lines logged, %d of %d bound after (%d Bindings accepted, %d refused)\n",
+			out.Pods, e2e.DefaultOutage.QPS, out.Down.Round(100*time.Millisecond), out.BoundBefore, out.Errors, out.Bound, out.Pods, out.Bindings, out.Refused)
 		for _, v := range rep.Violations {
 			fmt.Println("    violation: " + v)
 		}
+		for _, v := range out.Violations {
+			fmt.Println("    violation (lost apiserver): " + v)
+		}
 		if len(rep.Violations) > 0 {
-			failed++
 			fmt.Println("    log: " + rep.Log)
+		}
+		if len(out.Violations) > 0 {
+			fmt.Println("    log (lost apiserver): " + out.Log)
+		}
+		if len(rep.Violations)+len(out.Violations) > 0 {
+			failed++
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -46,7 +46,8 @@ func run() error {
 
 	row := "%-18s %-26s %-15s %-16s %-16s %s\n"
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "POD", "CHAPTER'S NODE", "KUBE-SCHEDULER", "RESULT")
-	passed, failed := 0, 0
+	passed := 0
+	var failures []string
 	for _, c := range h.Chapters {
 		ours := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=2", "--vmodule=schedule_one=10"}}
 		upstream, err := e2e.UpstreamScheduler(f.Tools, h.Dir, c.Number)
@@ -75,15 +76,17 @@ func run() error {
 				fmt.Printf(row, c.Dir, sc.Name, pod, show(a.Placements[pod]), show(b.Placements[pod]), verdict)
 			}
 			if len(problems) > 0 {
-				failed++
+				failures = append(failures, fmt.Sprintf("%s %s: %s\n", c.Dir, sc.Name, strings.Join(problems, "; ")))
 			} else {
 				passed++
 			}
 		}
 	}
-	fmt.Printf("%d passed, %d failed\n", passed, failed)
-	if failed > 0 {
-		return fmt.Errorf("%d scenario(s) differ from kube-scheduler; logs in %s", failed, h.Dir)
+	fmt.Printf("%d passed, %d failed\n", passed, len(failures))
+	if len(failures) > 0 {
+		// Repeated at the end, where a CI log's tail shows them.
+		fmt.Print("failed:\n" + strings.Join(failures, ""))
+		return fmt.Errorf("%d scenario(s) differ from kube-scheduler; logs in %s", len(failures), h.Dir)
 	}
 	return nil
 }

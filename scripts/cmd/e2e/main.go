@@ -45,7 +45,8 @@ func run() error {
 	}
 	row := fmt.Sprintf("%%-20s %%-%ds %%-6s %%7s %%8s %%8s  %%s\n", width)
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "RESULT", "TIME", "BINDINGS", "ATTEMPTS", "PROBLEMS")
-	failed, passed := 0, 0
+	passed := 0
+	var failures []string
 	for _, c := range h.Chapters {
 		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=3"}}
 		for _, sc := range h.Scenarios {
@@ -59,7 +60,6 @@ func run() error {
 			verdict := "PASS"
 			if !res.Passed {
 				verdict = "FAIL"
-				failed++
 			} else {
 				passed++
 			}
@@ -67,12 +67,18 @@ func run() error {
 			if !res.Passed {
 				problems += " (log: " + res.Log + ")"
 			}
-			fmt.Printf(row, c.Dir, sc.Name, verdict, fmt.Sprintf("%.1fs", res.Duration.Seconds()), fmt.Sprint(res.Bindings), fmt.Sprint(res.Attempts), problems)
+			line := fmt.Sprintf(row, c.Dir, sc.Name, verdict, fmt.Sprintf("%.1fs", res.Duration.Seconds()), fmt.Sprint(res.Bindings), fmt.Sprint(res.Attempts), problems)
+			fmt.Print(line)
+			if !res.Passed {
+				failures = append(failures, line)
+			}
 		}
 	}
-	fmt.Printf("%d passed, %d failed\n", passed, failed)
-	if failed > 0 {
-		return fmt.Errorf("%d scenario(s) failed", failed)
+	fmt.Printf("%d passed, %d failed\n", passed, len(failures))
+	if len(failures) > 0 {
+		// Repeated at the end, where a CI log's tail shows them.
+		fmt.Print("failed:\n" + strings.Join(failures, ""))
+		return fmt.Errorf("%d scenario(s) failed", len(failures))
 	}
 	return nil
 }

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OutageConfig sizes the lost-apiserver probe that follows each chaos run.
+// The chaos run's own restart is short, and what the scheduler logs during
+// it is luck. The probe makes it certain: it stops kube-apiserver while
+// the scheduler is binding, and keeps it down for MinDown and until the
+// scheduler has logged a refused connection, or for MaxDown.
+//
+// What the scheduler logs is client-go's: its reflectors fail to list and
+// watch ("connection refused"), back off and retry. Bindings do not fail:
+// the stopping apiserver answers the requests still arriving on its open
+// connection with 503 and Retry-After, and client-go retries those through
+// the client's rate limiter, so at QPS requests a second a queue of
+// Bindings waits out the outage and is sent after the restart.
+type OutageConfig struct {
+	Nodes, Pods      int
+	QPS              int
+	MinDown, MaxDown time.Duration
+	// Wait bounds the time for every pod to be bound after the restart.
+	Wait time.Duration
+}
+
+// DefaultOutage binds 60 pods at 5 requests a second, about 12 s of work.
+var DefaultOutage = OutageConfig{Nodes: 4, Pods: 60, QPS: 5, MinDown: 5 * time.Second, MaxDown: 30 * time.Second, Wait: 2 * time.Minute}
+
+// OutageReport is what the probe saw.
+type OutageReport struct {
+	Pods int
+	// BoundBefore is how many pods were bound when the apiserver went down,
+	// Bound how many at the end.
+	BoundBefore, Bound int
+	// Errors counts the lines the scheduler logged about refused
+	// connections from the stop on (outageLine).
+	Errors int
+	// Down is how long kube-apiserver was down.
+	Down              time.Duration
+	Bindings, Refused int
+	Violations        []string
+	Log               string
+}
+
+// Outage runs sched with a slow client, stops kube-apiserver while the
+// scheduler is binding, and starts it again once the scheduler has logged a
+// refused connection. The scheduler must log it, stay up, and bind every
+// pod exactly once afterwards.
+func (r *Runner) Outage(ctx context.Context, sched Scheduler, cfg OutageConfig) OutageReport {
+	ru := &run{
+		r: r, sc: &Scenario{Name: "outage"}, sched: sched,
+		ns:      fmt.Sprintf("outage-%02d", sched.Chapter),
+		start:   time.Now(),
+		pods:    map[string]*v1.Pod{},
+		deleted: map[string]bool{},
+		nodes:   map[string]bool{},
+	}
+	rep := OutageReport{Pods: cfg.Pods, Log: filepath.Join(r.LogDir, ru.ns+".log")}
+	violate := func(format string, args ...any) {
+		rep.Violations = append(rep.Violations, fmt.Sprintf(format, args...))
+	}
+	from, err := playOutage(ctx, ru, cfg, &rep)
+	if err != nil {
+		violate("%v", err)
+	}
+	if ru.proc != nil {
+		if ru.proc.exited() {
+			violate("the scheduler exited: %v", ru.proc.err)
+		} else if err := ru.proc.stop(true); err != nil {
+			violate("%v", err)
+		}
+	}
+	if err == nil {
+		if rep.Errors, err = countLines(rep.Log, from, outageLine); err != nil {
+			violate("reading the scheduler log: %v", err)
+		} else if rep.Errors == 0 {
+			violate("the scheduler logged no refused connection in the %s kube-apiserver was down", rep.Down.Round(time.Second))
+		}
+		if bindings, _, err := readAudit(r.Cluster.AuditLog, ru.ns, ru.start); err != nil {
+			violate("reading the audit log: %v", err)
+		} else {
+			rep.Bindings, rep.Refused = checkBoundOnce(ru, bindings, violate)
+		}
+	}
+	if err := ru.cleanup(); err != nil {
+		violate("cleanup: %v", err)
+	}
+	return rep
+}
+
+// playOutage creates the nodes and pods, starts the scheduler, and restarts
+// the apiserver once BoundBefore pods are bound. It returns the size of the
+// scheduler's log when the apiserver went down.
+func playOutage(ctx context.Context, ru *run, cfg OutageConfig, rep *OutageReport) (int64, error) {
+	client := ru.r.Client
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ru.ns}}, metav1.CreateOptions{}); err != nil {
+		return 0, fmt.Errorf("creating the namespace: %w", err)
+	}
+	err := parallel(ctx, cfg.Nodes, func(i int) error {
+		_, err := client.CoreV1().Nodes().Create(ctx, makeNode(fmt.Sprintf("%s-node-%d", ru.ns, i), NodeSpec{CPU: "8", Memory: "32Gi"}), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	err = parallel(ctx, cfg.Pods, func(i int) error {
+		_, err := client.CoreV1().Pods(ru.ns).Create(ctx, makePod(ru.ns, fmt.Sprintf("pod-%03d", i), PodSpec{CPU: "100m", Memory: "128Mi"}), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	qps := strconv.Itoa(cfg.QPS)
+	if ru.proc, err = startSchedulerProcess(ru.sched, ru.r.Cluster.Kubeconfig, []string{"--kube-api-qps=" + qps, "--kube-api-burst=1"}, rep.Log); err != nil {
+		return 0, err
+	}
+	if err := ru.proc.waitServing(); err != nil {
+		return 0, err
+	}
+	bound := func() (int, error) {
+		pods, err := client.CoreV1().Pods(ru.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" {
+				n++
+			}
+		}
+		return n, nil
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, cfg.Wait)
+	defer cancel()
+	if err := poll(waitCtx, "the first pods to be bound", func() (bool, string, error) {
+		n, err := bound()
+		rep.BoundBefore = n
+		return n >= cfg.QPS, fmt.Sprintf("%d bound", n), err
+	}); err != nil {
+		return 0, err
+	}
+	info, err := os.Stat(rep.Log)
+	if err != nil {
+		return 0, err
+	}
+	if err := ru.r.Cluster.StopAPIServer(); err != nil {
+		return 0, err
+	}
+	stopped := time.Now()
+	for time.Since(stopped) < cfg.MaxDown && !ru.proc.exited() {
+		if n, err := countLines(rep.Log, info.Size(), outageLine); err != nil || (n > 0 && time.Since(stopped) >= cfg.MinDown) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	rep.Down = time.Since(stopped)
+	if err := ru.r.Cluster.StartAPIServer(); err != nil {
+		return 0, err
+	}
+	if rep.BoundBefore >= cfg.Pods {
+		return 0, fmt.Errorf("all %d pods were bound before kube-apiserver went down; the probe proves nothing", cfg.Pods)
+	}
+	waitCtx, cancel = context.WithTimeout(ctx, cfg.Wait)
+	defer cancel()
+	err = poll(waitCtx, "every pod to be bound after the restart", func() (bool, string, error) {
+		if ru.proc.exited() {
+			return false, "", fmt.Errorf("the scheduler exited: %v", ru.proc.err)
+		}
+		n, err := bound()
+		rep.Bound = n
+		return n == cfg.Pods, fmt.Sprintf("%d of %d bound", n, cfg.Pods), err
+	})
+	return info.Size(), err
+}
