@@ -123,9 +123,9 @@ func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) Ch
 		c.violate("%v", err)
 	}
 	if c.proc != nil {
-		if c.proc.exited() {
+		if c.proc.Exited() {
 			c.violate("the scheduler exited during the run: %v (log: %s)", c.proc.err, c.report.Log)
-		} else if err := c.proc.stop(true); err != nil {
+		} else if err := c.proc.Stop(true); err != nil {
 			c.violate("%v", err)
 		}
 	}
@@ -161,10 +161,10 @@ func (c *chaos) play(ctx context.Context) error {
 		extra = append(extra, "--pod-max-in-unschedulable-pods-duration=30s")
 	}
 	var err error
-	if c.proc, err = startSchedulerProcess(c.sched, c.r.Cluster.Kubeconfig, extra, c.report.Log); err != nil {
+	if c.proc, err = StartScheduler(c.sched, c.r.Cluster.Kubeconfig, extra, c.report.Log); err != nil {
 		return err
 	}
-	if err := c.proc.waitServing(); err != nil {
+	if err := c.proc.WaitServing(); err != nil {
 		return err
 	}
 
@@ -199,7 +199,7 @@ func (c *chaos) play(ctx context.Context) error {
 				return err
 			}
 		}
-		if c.proc.exited() {
+		if c.proc.Exited() {
 			return fmt.Errorf("the scheduler exited during the run: %v (log: %s)", c.proc.err, c.report.Log)
 		}
 		select {
@@ -225,7 +225,7 @@ func (c *chaos) settle(ctx context.Context) error {
 			return err
 		}
 		problems = c.checkCapacity(ctx, pods)
-		if len(problems) == 0 || time.Since(start) > c.cfg.Settle || c.proc.exited() {
+		if len(problems) == 0 || time.Since(start) > c.cfg.Settle || c.proc.Exited() {
 			c.report.Settled = time.Since(start)
 			c.report.Bound, c.report.Pending = 0, 0
 			for _, p := range pods {

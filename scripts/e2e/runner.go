@@ -91,7 +91,7 @@ type run struct {
 	deleted map[string]bool
 	nodes   map[string]bool
 	classes []string
-	proc    *schedulerProcess
+	proc    *Process
 }
 
 // Run plays one scenario against one scheduler: a fresh namespace, no nodes,
@@ -119,7 +119,7 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 	if ru.proc != nil {
 		// kube-scheduler without leader election exits 1 when stopped
 		// ("finished without leader elect"); the chapters must exit 0.
-		if err := ru.proc.stop(!sched.Upstream); err != nil {
+		if err := ru.proc.Stop(!sched.Upstream); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -168,26 +168,26 @@ func (ru *run) play(ctx context.Context, logPath string) []string {
 		if err := ru.step(ctx, st, logPath); err != nil {
 			return []string{fmt.Sprintf("step %d: %v", i+1, err)}
 		}
-		if ru.proc != nil && ru.proc.exited() {
+		if ru.proc != nil && ru.proc.Exited() {
 			return []string{fmt.Sprintf("the scheduler exited during step %d; see %s", i+1, logPath)}
 		}
 	}
 	if err := ru.waitForExpectations(ctx); err != nil {
 		return []string{err.Error()}
 	}
-	if ru.proc != nil && ru.proc.exited() {
+	if ru.proc != nil && ru.proc.Exited() {
 		return []string{"the scheduler exited before the scenario ended; see " + logPath}
 	}
 	return nil
 }
 
 func (ru *run) startScheduler(logPath string) error {
-	proc, err := startSchedulerProcess(ru.sched, ru.r.Cluster.Kubeconfig, ru.sc.SchedulerArgs, logPath)
+	proc, err := StartScheduler(ru.sched, ru.r.Cluster.Kubeconfig, ru.sc.SchedulerArgs, logPath)
 	if err != nil {
 		return err
 	}
 	ru.proc = proc
-	return proc.waitServing()
+	return proc.WaitServing()
 }
 
 func (ru *run) step(ctx context.Context, st Step, logPath string) error {
@@ -619,15 +619,17 @@ func priorityClassName(ns, name string) string {
 	return ns + "-" + name
 }
 
-// schedulerProcess is a running scheduler.
-type schedulerProcess struct {
+// Process is a running scheduler.
+type Process struct {
 	cmd  *exec.Cmd
 	addr string // where its HTTP server listens
 	done chan struct{}
 	err  error
 }
 
-func startSchedulerProcess(s Scheduler, kubeconfig string, extra []string, logPath string) (*schedulerProcess, error) {
+// StartScheduler starts a scheduler connected to the cluster of kubeconfig,
+// with extra flags, its output going to logPath.
+func StartScheduler(s Scheduler, kubeconfig string, extra []string, logPath string) (*Process, error) {
 	addr, err := freeAddress()
 	if err != nil {
 		return nil, err
@@ -649,7 +651,7 @@ func startSchedulerProcess(s Scheduler, kubeconfig string, extra []string, logPa
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", s.Label, err)
 	}
-	p := &schedulerProcess{cmd: cmd, addr: addr, done: make(chan struct{})}
+	p := &Process{cmd: cmd, addr: addr, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
@@ -658,12 +660,12 @@ func startSchedulerProcess(s Scheduler, kubeconfig string, extra []string, logPa
 	return p, nil
 }
 
-// waitServing waits until the scheduler's HTTP server accepts connections,
+// WaitServing waits until the scheduler's HTTP server accepts connections,
 // so the first step does not race the process's start.
-func (p *schedulerProcess) waitServing() error {
+func (p *Process) WaitServing() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if p.exited() {
+		if p.Exited() {
 			return fmt.Errorf("the scheduler exited at start: %v", p.err)
 		}
 		if conn, err := net.DialTimeout("tcp", p.addr, time.Second); err == nil {
@@ -675,7 +677,17 @@ func (p *schedulerProcess) waitServing() error {
 	return fmt.Errorf("the scheduler did not listen on %s within 30s", p.addr)
 }
 
-func (p *schedulerProcess) exited() bool {
+// Pid is the scheduler's process ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Addr is where its HTTP server listens.
+func (p *Process) Addr() string { return p.addr }
+
+// Err is how the process ended (once Exited).
+func (p *Process) Err() error { return p.err }
+
+// Exited says whether the process has ended.
+func (p *Process) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -684,11 +696,11 @@ func (p *schedulerProcess) exited() bool {
 	}
 }
 
-// stop sends SIGTERM and expects a clean exit 0 (unless exit0 is false): a
+// Stop sends SIGTERM and expects a clean exit 0 (unless exit0 is false): a
 // crash, a data race found by the race detector (exit 66) or a hang fails
 // the scenario.
-func (p *schedulerProcess) stop(exit0 bool) error {
-	if p.exited() {
+func (p *Process) Stop(exit0 bool) error {
+	if p.Exited() {
 		return fmt.Errorf("the scheduler had exited on its own: %v", p.err)
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
