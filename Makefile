@@ -69,6 +69,10 @@ compare: tools ## Replay the deterministic scenarios with each chapter (02 on) a
 chaos: tools ## Churn the cluster under chapters 05 on (CHAPTER=NN for one; SMALL=1 for the make test size) and check no pod is lost, bound twice or over-committed.
 	@go run ./scripts/cmd/chaos --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(SMALL),--small)
 
+.PHONY: bench
+bench: tools ## Benchmark every chapter, kube-scheduler and the bind ceiling side by side (median of 3 runs) and regenerate docs/benchmarks.md; TINY=1 for the make test size, ARGS='--nodes 5000 --pods 10000' to scale.
+	@go run ./scripts/cmd/bench --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(TINY),--tiny,--docs) $(ARGS)
+
 .PHONY: timeline
 timeline: tools ## Draw each pod's path through the queue as an SVG: CHAPTER=NN SCENARIO=name (writes .cache/timeline/NN-name.svg).
 	@go run ./scripts/cmd/timeline --tools $(TOOLS_DIR) --chapter '$(CHAPTER)' --scenario '$(SCENARIO)'
@@ -93,6 +97,7 @@ test-stages:
 	@$(STAGE) "unit and integration tests" $(MAKE) --no-print-directory unit-integration
 	@$(STAGE) "KWOK scenarios (make e2e)" $(MAKE) --no-print-directory e2e
 	@$(STAGE) "churn, small (make chaos SMALL=1)" $(MAKE) --no-print-directory chaos SMALL=1 CHAPTER=
+	@$(STAGE) "benchmark harness, tiny (make bench TINY=1)" $(MAKE) --no-print-directory bench TINY=1 CHAPTER=
 	@$(STAGE) "fidelity against kube-scheduler (make compare)" $(MAKE) --no-print-directory compare
 
 .PHONY: pin

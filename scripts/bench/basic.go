@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,13 +46,26 @@ type Target struct {
 	Extra []string
 }
 
-// Result is one run of one target.
+// Env is the local cluster the benchmarks run on.
+type Env struct {
+	Cluster *cluster.Cluster
+	// Client is the driver's own client, not rate-limited like the
+	// schedulers'.
+	Client kubernetes.Interface
+	LogDir string
+}
+
+// Result is one SchedulingBasic run of one target.
 type Result struct {
 	Name       string  `json:"name"`
 	Throughput Summary `json:"throughput"`
-	Scheduled  int     `json:"scheduled"`
-	DNF        bool    `json:"dnf"`
-	Seconds    float64 `json:"seconds"`
+	// Overall is Scheduled over the time from the first measured pod's
+	// creation to the last one's binding: the one figure a run too short
+	// for many samples still gives.
+	Overall   float64 `json:"overall"`
+	Scheduled int     `json:"scheduled"`
+	DNF       bool    `json:"dnf"`
+	Seconds   float64 `json:"seconds"`
 	// PeakRSS is the scheduler's VmHWM in bytes (0 for the ceiling).
 	PeakRSS int64 `json:"peakRSSBytes"`
 }
@@ -59,31 +73,68 @@ type Result struct {
 // measured labels the pods whose scheduling is measured.
 const measured = "minisched.io/bench"
 
+// namespace names a target's namespace for one run of one workload.
+func namespace(workload string, t Target, run int) string {
+	name := strings.ToLower(t.Name)
+	name = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, name)
+	return strings.Trim(fmt.Sprintf("%s-%s-%d", workload, name, run), "-")
+}
+
+// start starts the target's scheduler, its log in ns.log, and waits until
+// it serves.
+func (e *Env) start(t Target, ns string) (*e2e.Process, error) {
+	proc, err := e2e.StartScheduler(*t.Sched, e.Cluster.Kubeconfig, t.Extra, filepath.Join(e.LogDir, ns+".log"))
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.WaitServing(); err != nil {
+		_ = proc.Stop(false)
+		return nil, err
+	}
+	return proc, nil
+}
+
+// createNodes creates nodes named ns-node-NNNNN from index from on.
+func (e *Env) createNodes(ctx context.Context, ns string, from, n int, labels map[string]string) ([]string, error) {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-node-%05d", ns, from+i)
+	}
+	err := forEach(ctx, n, func(i int) error {
+		_, err := e.Client.CoreV1().Nodes().Create(ctx, benchNode(names[i], labels), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating nodes: %w", err)
+	}
+	return names, nil
+}
+
 // RunSchedulingBasic runs SchedulingBasic for one target on its own
 // namespace and nodes, and removes them afterwards.
-func RunSchedulingBasic(ctx context.Context, cl *cluster.Cluster, client kubernetes.Interface, t Target, cfg Config, logDir string, run int) (Result, error) {
-	ns := fmt.Sprintf("bench-%s-%d", strings.ToLower(strings.NewReplacer(".", "-", "_", "-", " ", "-").Replace(t.Name)), run)
+func (e *Env) RunSchedulingBasic(ctx context.Context, t Target, cfg Config, run int) (Result, error) {
+	client := e.Client
+	ns := namespace("basic", t, run)
 	res := Result{Name: t.Name}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return res, err
 	}
 	defer cleanup(client, ns)
-	nodes := make([]string, cfg.Nodes)
-	for i := range nodes {
-		nodes[i] = fmt.Sprintf("%s-node-%05d", ns, i)
-	}
-	if err := forEach(ctx, len(nodes), func(i int) error {
-		_, err := client.CoreV1().Nodes().Create(ctx, benchNode(nodes[i]), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return res, fmt.Errorf("creating nodes: %w", err)
+	nodes, err := e.createNodes(ctx, ns, 0, cfg.Nodes, nil)
+	if err != nil {
+		return res, err
 	}
 
-	var bound, boundMeasured atomic.Int64
+	var bound, boundMeasured, lastBound atomic.Int64
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	podInformer := factory.Core().V1().Pods().Informer()
 	pending := make(chan *v1.Pod, cfg.InitPods+cfg.Pods)
-	_, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err = podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if p := obj.(*v1.Pod); p.Spec.NodeName == "" && t.Sched == nil {
 				pending <- p
@@ -94,6 +145,7 @@ func RunSchedulingBasic(ctx context.Context, cl *cluster.Cluster, client kuberne
 				bound.Add(1)
 				if newObj.(*v1.Pod).Labels[measured] != "" {
 					boundMeasured.Add(1)
+					lastBound.Store(time.Now().UnixNano())
 				}
 			}
 		},
@@ -108,20 +160,16 @@ func RunSchedulingBasic(ctx context.Context, cl *cluster.Cluster, client kuberne
 
 	var proc *e2e.Process
 	if t.Sched != nil {
-		logPath := filepath.Join(logDir, ns+".log")
-		if proc, err = e2e.StartScheduler(*t.Sched, cl.Kubeconfig, t.Extra, logPath); err != nil {
+		if proc, err = e.start(t, ns); err != nil {
 			return res, err
 		}
 		defer func() { _ = proc.Stop(false) }()
-		if err := proc.WaitServing(); err != nil {
-			return res, err
-		}
 	} else {
-		stopBinder := startBinder(infCtx, cl.Config, cfg, nodes, pending)
+		stopBinder := startBinder(infCtx, e.Cluster.Config, cfg, nodes, pending)
 		defer stopBinder()
 	}
 
-	if err := createPods(ctx, client, ns, "init", cfg.InitPods, false); err != nil {
+	if err := createPods(ctx, client, ns, "init", cfg.InitPods, nil, nil); err != nil {
 		return res, err
 	}
 	if err := waitFor(ctx, 5*time.Minute, func() bool { return bound.Load() >= int64(cfg.InitPods) }); err != nil {
@@ -131,7 +179,9 @@ func RunSchedulingBasic(ctx context.Context, cl *cluster.Cluster, client kuberne
 	s := newSampler(time.Second)
 	start := time.Now()
 	createErr := make(chan error, 1)
-	go func() { createErr <- createPods(ctx, client, ns, "measured", cfg.Pods, true) }()
+	go func() {
+		createErr <- createPods(ctx, client, ns, "measured", cfg.Pods, map[string]string{measured: "true"}, nil)
+	}()
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	deadline := time.After(cfg.Cap)
@@ -153,6 +203,9 @@ loop:
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Scheduled = int(boundMeasured.Load())
+	if last := time.Unix(0, lastBound.Load()); res.Scheduled > 0 && last.After(start) {
+		res.Overall = float64(res.Scheduled) / last.Sub(start).Seconds()
+	}
 	res.Throughput = Summarize(s.samples)
 	if err := <-createErr; err != nil && !res.DNF {
 		return res, err
@@ -166,8 +219,9 @@ loop:
 	return res, nil
 }
 
-// benchNode is scheduler_perf's node-default.yaml: 4 CPUs, 32 GiB, 110 pods.
-func benchNode(name string) *v1.Node {
+// benchNode is scheduler_perf's node-default.yaml: 4 CPUs, 32 GiB, 110
+// pods, with extra labels.
+func benchNode(name string, labels map[string]string) *v1.Node {
 	resources := v1.ResourceList{
 		v1.ResourceCPU:    resource.MustParse("4"),
 		v1.ResourceMemory: resource.MustParse("32Gi"),
@@ -176,7 +230,7 @@ func benchNode(name string) *v1.Node {
 	return &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
-			Labels:      map[string]string{v1.LabelHostname: name},
+			Labels:      mergeLabels(map[string]string{v1.LabelHostname: name}, labels),
 			Annotations: map[string]string{cluster.FakeNodeAnnotation: cluster.FakeNodeAnnotationValue},
 		},
 		Status: v1.NodeStatus{Allocatable: resources, Capacity: resources.DeepCopy()},
@@ -184,13 +238,14 @@ func benchNode(name string) *v1.Node {
 }
 
 // createPods creates n pods as scheduler_perf's pod-default.yaml: 100m CPU
-// and 500Mi, for the mini-scheduler.
-func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix string, n int, measure bool) error {
+// and 500Mi, for the mini-scheduler, with labels and a node selector.
+func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix string, n int, labels, nodeSelector map[string]string) error {
 	return forEach(ctx, n, func(i int) error {
 		pod := &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%05d", prefix, i)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%05d", prefix, i), Labels: labels},
 			Spec: v1.PodSpec{
 				SchedulerName: e2e.DefaultSchedulerName,
+				NodeSelector:  nodeSelector,
 				Containers: []v1.Container{{
 					Name: "pause", Image: "registry.k8s.io/pause:3.10",
 					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
@@ -199,9 +254,6 @@ func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix str
 				}},
 			},
 		}
-		if measure {
-			pod.Labels = map[string]string{measured: "true"}
-		}
 		_, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		return err
 	})
@@ -209,11 +261,13 @@ func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix str
 
 // startBinder binds every pending pod to a precomputed node, round robin,
 // with no scheduling logic, through a client with the schedulers' QPS and
-// burst: the ceiling no scheduler can beat on this cluster.
+// burst: the ceiling no scheduler can beat on this cluster. The returned
+// function stops it and waits for its goroutines.
 func startBinder(ctx context.Context, admin *rest.Config, cfg Config, nodes []string, pending <-chan *v1.Pod) func() {
 	c := rest.CopyConfig(admin)
 	c.QPS, c.Burst = cfg.QPS, cfg.Burst
 	client := kubernetes.NewForConfigOrDie(c)
+	ctx, cancel := context.WithCancel(ctx)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range 16 {
@@ -232,7 +286,13 @@ func startBinder(ctx context.Context, admin *rest.Config, cfg Config, nodes []st
 			}
 		}()
 	}
-	return wg.Wait
+	return func() { cancel(); wg.Wait() }
+}
+
+func mergeLabels(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
 }
 
 // peakRSS reads a process's peak resident set size (VmHWM) from /proc.

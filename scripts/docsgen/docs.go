@@ -31,7 +31,8 @@ import (
 //	<!-- output: data/01-initial-demo.txt -->
 //	<!-- /output -->
 //
-// embeds a file that `make docs-data` wrote from a real run.
+// embeds a file that `make docs-data` (or `make bench`) wrote from a real
+// run: a .md file as markdown, any other as a text block.
 var blockRe = regexp.MustCompile(`(?s)<!-- (snippet|diffstat|output): ([^>]*?) -->\n(.*?)<!-- /(snippet|diffstat|output) -->`)
 
 // Render rewrites every generated block of a markdown page. docDir is the
@@ -192,11 +193,15 @@ func diffstat(root, chapter string) (string, error) {
 	return b.String(), nil
 }
 
-// output embeds a file `make docs-data` wrote.
+// output embeds a file `make docs-data` or `make bench` wrote: markdown
+// as it is, anything else as a text block.
 func output(docDir, rel string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(docDir, rel))
 	if err != nil {
-		return "", fmt.Errorf("%w (run `make docs-data`)", err)
+		return "", fmt.Errorf("%w (run `make docs-data`, or `make bench` for data/bench.*)", err)
+	}
+	if strings.HasSuffix(rel, ".md") {
+		return strings.TrimRight(string(data), "\n") + "\n", nil
 	}
 	return fmt.Sprintf("```text\n%s\n```\n", strings.TrimRight(string(data), "\n")), nil
 }

@@ -72,11 +72,15 @@ type Kind int
 	if err := os.WriteFile(filepath.Join(root, "docs", "data", "out.txt"), []byte("it ran\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	page := "intro\n<!-- snippet: p.go Hello -->\nstale\n<!-- /snippet -->\n<!-- snippet: p.go T.Run -->\n<!-- /snippet -->\n<!-- snippet: p.go Kind -->\n<!-- /snippet -->\n<!-- output: data/out.txt -->\n<!-- /output -->\nend\n"
+	if err := os.WriteFile(filepath.Join(root, "docs", "data", "t.md"), []byte("| a |\n|---|\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := "intro\n<!-- snippet: p.go Hello -->\nstale\n<!-- /snippet -->\n<!-- snippet: p.go T.Run -->\n<!-- /snippet -->\n<!-- snippet: p.go Kind -->\n<!-- /snippet -->\n<!-- output: data/out.txt -->\n<!-- /output -->\n<!-- output: data/t.md -->\n<!-- /output -->\nend\n"
 	want := "intro\n<!-- snippet: p.go Hello -->\n```go\n// Hello says hello.\nfunc Hello() string { return \"hello\" }\n```\n<!-- /snippet -->\n" +
 		"<!-- snippet: p.go T.Run -->\n```go\n// Run runs.\nfunc (t *T) Run() {}\n```\n<!-- /snippet -->\n" +
 		"<!-- snippet: p.go Kind -->\n```go\n// Kind is a kind.\ntype Kind int\n```\n<!-- /snippet -->\n" +
-		"<!-- output: data/out.txt -->\n```text\nit ran\n```\n<!-- /output -->\nend\n"
+		"<!-- output: data/out.txt -->\n```text\nit ran\n```\n<!-- /output -->\n" +
+		"<!-- output: data/t.md -->\n| a |\n|---|\n<!-- /output -->\nend\n"
 	got, err := Render(root, filepath.Join(root, "docs"), []byte(page))
 	if err != nil {
 		t.Fatal(err)

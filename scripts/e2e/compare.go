@@ -22,24 +22,28 @@ var upstreamScores = []struct {
 	weight int
 }{{"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1}}
 
+// Client is the rate limit of a scheduler's clients (its own, and the one
+// it sends events through).
+type Client struct {
+	QPS   float32
+	Burst int
+}
+
+// ChapterClient is the chapters' default: 50 requests a second after a
+// burst of 100, as kube-scheduler's.
+var ChapterClient = Client{QPS: 50, Burst: 100}
+
 // UpstreamConfig is a KubeSchedulerConfiguration that makes kube-scheduler
 // behave like chapter `chapter` for the pods `make compare` creates: every
 // multiPoint plugin disabled, exactly the chapter's in-tree plugins enabled
 // with upstream's weights, every node scored (percentageOfNodesToScore 100),
-// profile mini-scheduler, the chapters' default client QPS and burst. The
-// chapters' own plugins (NodeCost, Gang) have no upstream counterpart:
-// scenarios that use them are not deterministic.
-func UpstreamConfig(chapter int, kubeconfig string) string {
+// profile mini-scheduler, the given client QPS and burst. The chapters' own
+// plugins (NodeCost, Gang) have no upstream counterpart: scenarios that use
+// them are not deterministic.
+func UpstreamConfig(chapter int, kubeconfig string, client Client) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %q
-  qps: 50
-  burst: 100
-leaderElection:
-  leaderElect: false
-percentageOfNodesToScore: 100
+	b.WriteString(upstreamHeader(kubeconfig, client))
+	fmt.Fprintf(&b, `percentageOfNodesToScore: 100
 profiles:
 - schedulerName: %s
   plugins:
@@ -51,7 +55,7 @@ profiles:
       enabled: [{name: PrioritySort}]
     bind:
       enabled: [{name: DefaultBinder}]
-`, kubeconfig, DefaultSchedulerName)
+`, DefaultSchedulerName)
 	list := func(names []string) string {
 		var parts []string
 		for _, n := range names {
@@ -73,27 +77,71 @@ profiles:
 	return b.String()
 }
 
+// UpstreamDefaultsConfig is kube-scheduler's own default profile, answering
+// to the chapters' scheduler name, with the given client QPS and burst.
+func UpstreamDefaultsConfig(kubeconfig string, client Client) string {
+	return upstreamHeader(kubeconfig, client) + "profiles:\n- schedulerName: " + DefaultSchedulerName + "\n"
+}
+
+func upstreamHeader(kubeconfig string, client Client) string {
+	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+  qps: %g
+  burst: %d
+leaderElection:
+  leaderElect: false
+`, kubeconfig, client.QPS, client.Burst)
+}
+
 // UpstreamScheduler returns how to run kube-scheduler configured like the
-// chapter: the configuration above, written to dir; OpportunisticBatching
-// off; its HTTPS server on 127.0.0.1; scores logged (-v=10 for
-// schedule_one.go only), as the chapters log theirs.
+// chapter, as make compare does: the configuration above with the
+// chapters' client, written to dir; OpportunisticBatching off; its HTTPS
+// server on 127.0.0.1; scores logged (-v=10 for schedule_one.go only), as
+// the chapters log theirs.
 func UpstreamScheduler(toolsDir, dir string, chapter int) (Scheduler, error) {
+	return upstreamScheduler(toolsDir, dir, fmt.Sprintf("kube-scheduler-%02d.yaml", chapter),
+		func(kubeconfig string) string { return UpstreamConfig(chapter, kubeconfig, ChapterClient) },
+		chapter, "kube-scheduler", "-v=2", "--vmodule=schedule_one=10", "--feature-gates=OpportunisticBatching=false")
+}
+
+// UpstreamBenchSchedulers returns kube-scheduler configured like chapter
+// 08 (OpportunisticBatching off), and kube-scheduler with its defaults,
+// both with the given client and at the default verbosity, as make bench
+// runs them. Their /metrics answers anonymous requests, for the attempts
+// counter.
+func UpstreamBenchSchedulers(toolsDir, dir string, client Client) (like08, defaults Scheduler, err error) {
+	like08, err = upstreamScheduler(toolsDir, dir, "kube-scheduler-like-08.yaml",
+		func(kubeconfig string) string { return UpstreamConfig(8, kubeconfig, client) },
+		8, "kube-scheduler (like 08)", "--feature-gates=OpportunisticBatching=false")
+	if err != nil {
+		return
+	}
+	defaults, err = upstreamScheduler(toolsDir, dir, "kube-scheduler-defaults.yaml",
+		func(kubeconfig string) string { return UpstreamDefaultsConfig(kubeconfig, client) },
+		8, "kube-scheduler (defaults)")
+	return
+}
+
+func upstreamScheduler(toolsDir, dir, file string, config func(kubeconfig string) string, chapter int, label string, flags ...string) (Scheduler, error) {
 	bin, err := filepath.Abs(filepath.Join(toolsDir, "bin", "kube-scheduler"))
 	if err != nil {
 		return Scheduler{}, err
 	}
 	return Scheduler{
 		Chapter:  chapter,
-		Label:    "kube-scheduler",
+		Label:    label,
 		Upstream: true,
-		Command:  []string{bin, "-v=2", "--vmodule=schedule_one=10", "--feature-gates=OpportunisticBatching=false"},
+		Command:  append([]string{bin}, flags...),
 		Args: func(kubeconfig, addr string) []string {
-			cfg := filepath.Join(dir, fmt.Sprintf("kube-scheduler-%02d.yaml", chapter))
-			if err := os.WriteFile(cfg, []byte(UpstreamConfig(chapter, kubeconfig)), 0o644); err != nil {
+			cfg := filepath.Join(dir, file)
+			if err := os.WriteFile(cfg, []byte(config(kubeconfig)), 0o644); err != nil {
 				panic(err) // the directory was created by the caller
 			}
 			host, port, _ := strings.Cut(addr, ":")
-			return []string{"--config=" + cfg, "--authentication-skip-lookup=true", "--bind-address=" + host, "--secure-port=" + port}
+			return []string{"--config=" + cfg, "--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+				"--bind-address=" + host, "--secure-port=" + port}
 		},
 	}, nil
 }

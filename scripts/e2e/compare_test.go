@@ -49,7 +49,7 @@ func TestTies(t *testing.T) {
 // TestUpstreamConfig: chapter 02 gets filters only, 03 on the score plugins
 // with upstream's weights.
 func TestUpstreamConfig(t *testing.T) {
-	two, three := UpstreamConfig(2, "/k"), UpstreamConfig(3, "/k")
+	two, three := UpstreamConfig(2, "/k", ChapterClient), UpstreamConfig(3, "/k", ChapterClient)
 	for _, want := range []string{`disabled: [{name: "*"}]`, "percentageOfNodesToScore: 100", "schedulerName: mini-scheduler", "qps: 50", "burst: 100",
 		"filter:\n      enabled: [{name: NodeName}, {name: NodeUnschedulable}, {name: TaintToleration}, {name: NodeAffinity}, {name: NodeResourcesFit}]"} {
 		if !strings.Contains(two, want) || !strings.Contains(three, want) {
@@ -58,6 +58,15 @@ func TestUpstreamConfig(t *testing.T) {
 	}
 	if strings.Contains(two, "score:") {
 		t.Error("chapter 02's configuration scores")
+	}
+	defaults := UpstreamDefaultsConfig("/k", Client{QPS: 5000, Burst: 5000})
+	for _, want := range []string{"qps: 5000\n", "burst: 5000\n", "schedulerName: mini-scheduler", "leaderElect: false"} {
+		if !strings.Contains(defaults, want) {
+			t.Errorf("the defaults configuration lacks %q:\n%s", want, defaults)
+		}
+	}
+	if strings.Contains(defaults, "plugins:") || strings.Contains(defaults, "percentageOfNodesToScore") {
+		t.Errorf("the defaults configuration changes the profile:\n%s", defaults)
 	}
 	if !strings.Contains(three, "{name: TaintToleration, weight: 3}, {name: NodeAffinity, weight: 2}, {name: NodeResourcesFit, weight: 1}, {name: NodeResourcesBalancedAllocation, weight: 1}") {
 		t.Errorf("chapter 03's score plugins:\n%s", three)

@@ -1,0 +1,257 @@
+package bench
+
+import (
+	"fmt"
+	"html"
+	"slices"
+	"strings"
+)
+
+// Names of the reference targets.
+const (
+	Ceiling          = "bind ceiling"
+	UpstreamLike08   = "kube-scheduler (like 08)"
+	UpstreamDefaults = "kube-scheduler (defaults)"
+)
+
+// Report is a whole make bench run: every run of every target, and the
+// medians the targets are judged on.
+type Report struct {
+	Date    string        `json:"date"`
+	Machine string        `json:"machine"`
+	Runs    int           `json:"runs"`
+	Basic   Config        `json:"basicConfig"`
+	Requeue RequeueConfig `json:"requeueConfig"`
+	// BasicRuns and RequeueRuns hold each run's results, in run order.
+	BasicRuns     [][]Result        `json:"basicRuns"`
+	RequeueRuns   [][]RequeueResult `json:"requeueRuns"`
+	BasicMedian   []Result          `json:"basicMedian"`
+	RequeueMedian []RequeueResult   `json:"requeueMedian"`
+	Targets       []Check           `json:"targets"`
+}
+
+// Check is one of issue 6's targets, judged on the medians.
+type Check struct {
+	Target   string `json:"target"`
+	Measured string `json:"measured"`
+	Met      bool   `json:"met"`
+}
+
+// median returns the middle value (the lower middle for an even count).
+func median[T int | int64 | float64](xs []T) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+// MedianBasic takes, target by target, the median of each figure over the
+// runs. A target is DNF when most of its runs were.
+func MedianBasic(runs [][]Result) []Result {
+	var out []Result
+	for _, name := range names(runs, func(r Result) string { return r.Name }) {
+		var avg, p50, p90, p99, overall, secs []float64
+		var scheduled []int
+		var rss []int64
+		dnf, samples := 0, []int{}
+		for _, run := range runs {
+			for _, r := range run {
+				if r.Name != name {
+					continue
+				}
+				avg, p50, p90, p99 = append(avg, r.Throughput.Average), append(p50, r.Throughput.Perc50), append(p90, r.Throughput.Perc90), append(p99, r.Throughput.Perc99)
+				overall = append(overall, r.Overall)
+				secs, scheduled, rss, samples = append(secs, r.Seconds), append(scheduled, r.Scheduled), append(rss, r.PeakRSS), append(samples, r.Throughput.Samples)
+				if r.DNF {
+					dnf++
+				}
+			}
+		}
+		out = append(out, Result{
+			Name:       name,
+			Throughput: Summary{Average: median(avg), Perc50: median(p50), Perc90: median(p90), Perc99: median(p99), Samples: median(samples)},
+			Overall:    median(overall), Scheduled: median(scheduled), DNF: 2*dnf > len(avg), Seconds: median(secs), PeakRSS: median(rss),
+		})
+	}
+	return out
+}
+
+// MedianRequeue takes, scheduler by scheduler, the median of each figure.
+func MedianRequeue(runs [][]RequeueResult) []RequeueResult {
+	var out []RequeueResult
+	for _, name := range names(runs, func(r RequeueResult) string { return r.Name }) {
+		var pods, bound, attempts, wasted []int
+		dnf := 0
+		for _, run := range runs {
+			for _, r := range run {
+				if r.Name != name {
+					continue
+				}
+				pods, bound, attempts, wasted = append(pods, r.Pods), append(bound, r.Bound), append(attempts, r.Attempts), append(wasted, r.Wasted)
+				if r.DNF {
+					dnf++
+				}
+			}
+		}
+		out = append(out, RequeueResult{Name: name, Pods: median(pods), Bound: median(bound), Attempts: median(attempts), Wasted: median(wasted), DNF: 2*dnf > len(pods)})
+	}
+	return out
+}
+
+// names lists the targets in the order of their first appearance.
+func names[T any](runs [][]T, name func(T) string) []string {
+	var out []string
+	for _, run := range runs {
+		for _, r := range run {
+			if n := name(r); !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func find[T any](rs []T, name func(T) string, want string) (T, bool) {
+	for _, r := range rs {
+		if name(r) == want {
+			return r, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// Judge checks issue 6's targets on the medians: 08's throughput at least
+// 1.0× kube-scheduler configured like it and 0.8× the bind ceiling; 08's
+// wasted attempts no more than kube-scheduler's and at least 5× fewer than
+// 06's. A target whose figures are missing is not met.
+func Judge(basic []Result, requeue []RequeueResult, chapter08, chapter06 string) []Check {
+	byName := func(r Result) string { return r.Name }
+	rqName := func(r RequeueResult) string { return r.Name }
+	var checks []Check
+	ours, okOurs := find(basic, byName, chapter08)
+	ratio := func(ref string, want float64) {
+		c := Check{Target: fmt.Sprintf("%s SchedulingBasic ≥ %.1f× %s", chapter08, want, ref), Measured: "not measured"}
+		if theirs, ok := find(basic, byName, ref); ok && okOurs && theirs.Throughput.Average > 0 {
+			r := ours.Throughput.Average / theirs.Throughput.Average
+			c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)
+			c.Met = r >= want && !ours.DNF
+		}
+		checks = append(checks, c)
+	}
+	ratio(UpstreamLike08, 1.0)
+	ratio(Ceiling, 0.8)
+
+	rq08, ok08 := find(requeue, rqName, chapter08)
+	up, okUp := find(requeue, rqName, UpstreamLike08)
+	c := Check{Target: fmt.Sprintf("%s wasted attempts ≤ %s's", chapter08, UpstreamLike08), Measured: "not measured"}
+	if ok08 && okUp {
+		c.Measured = fmt.Sprintf("%d vs %d", rq08.Wasted, up.Wasted)
+		c.Met = rq08.Wasted <= up.Wasted && !rq08.DNF
+	}
+	checks = append(checks, c)
+	rq06, ok06 := find(requeue, rqName, chapter06)
+	c = Check{Target: fmt.Sprintf("%s wasted attempts ≥ 5× fewer than %s's", chapter08, chapter06), Measured: "not measured"}
+	if ok08 && ok06 {
+		c.Measured = fmt.Sprintf("%d vs %d", rq08.Wasted, rq06.Wasted)
+		c.Met = 5*max(rq08.Wasted, 0) <= rq06.Wasted && rq06.Wasted > 0 && !rq08.DNF
+	}
+	return append(checks, c)
+}
+
+// Markdown renders the report's tables for docs/benchmarks.md; svg is the
+// chart's path relative to the page.
+func (r *Report) Markdown(svg string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n\n", r.Date, r.Machine, r.Runs)
+	fmt.Fprintf(&b, "**SchedulingBasic**: %d nodes, %d init pods, %d measured pods; every client at %g requests/s, burst %d; cap %s.\n\n",
+		r.Basic.Nodes, r.Basic.InitPods, r.Basic.Pods, r.Basic.QPS, r.Basic.Burst, r.Basic.Cap)
+	fmt.Fprintf(&b, "![Average throughput of each scheduler, pods/s](%s)\n\n", svg)
+	up, _ := find(r.BasicMedian, func(x Result) string { return x.Name }, UpstreamLike08)
+	ceil, _ := find(r.BasicMedian, func(x Result) string { return x.Name }, Ceiling)
+	times := func(a, ref float64) string {
+		if ref == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f×", a/ref)
+	}
+	b.WriteString("| scheduler | average pods/s | p50 | p90 | p99 | overall | × kube-scheduler (like 08) | × bind ceiling | measured pods scheduled | peak RSS |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.BasicMedian {
+		done := fmt.Sprintf("%d in %.1f s", x.Scheduled, x.Seconds)
+		if x.DNF {
+			done = fmt.Sprintf("DNF: %d in %.0f s", x.Scheduled, x.Seconds)
+		}
+		rss := "–"
+		if x.PeakRSS > 0 {
+			rss = fmt.Sprintf("%d MiB", x.PeakRSS>>20)
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %s |\n", x.Name, x.Throughput.Average, x.Throughput.Perc50, x.Throughput.Perc90, x.Throughput.Perc99, x.Overall,
+			times(x.Throughput.Average, up.Throughput.Average), times(x.Throughput.Average, ceil.Throughput.Average), done, rss)
+	}
+	fmt.Fprintf(&b, "\n**Requeue**: %d pods wait for a label no node has among %d nodes; %d rounds, %s apart, change a label they do not care about on every node and add a node without theirs; then every node gets it. Wasted attempts are those beyond two per pod (one finds no node, one binds).\n\n",
+		r.Requeue.Pods, r.Requeue.Nodes, r.Requeue.Rounds, r.Requeue.Pause)
+	upRq, _ := find(r.RequeueMedian, func(x RequeueResult) string { return x.Name }, UpstreamLike08)
+	b.WriteString("| scheduler | attempts | attempts per pod | wasted | wasted, × kube-scheduler (like 08) | bound |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.RequeueMedian {
+		rel := "–"
+		if upRq.Wasted > 0 {
+			rel = fmt.Sprintf("%.1f×", float64(x.Wasted)/float64(upRq.Wasted))
+		}
+		bound := fmt.Sprintf("%d/%d", x.Bound, x.Pods)
+		if x.DNF {
+			bound += " (DNF)"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.2f | %d | %s | %s |\n", x.Name, x.Attempts, x.AttemptsPerPod(), x.Wasted, rel, bound)
+	}
+	b.WriteString("\n**Targets** (on the medians):\n\n| target | measured | met |\n|---|---|---|\n")
+	for _, c := range r.Targets {
+		met := "no"
+		if c.Met {
+			met = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Target, c.Measured, met)
+	}
+	return b.String()
+}
+
+// SVG draws the median average throughput of each scheduler as horizontal
+// bars, DNF runs hatched grey, the references in their own colour.
+func (r *Report) SVG() string {
+	const left, barH, gap, width = 200, 22, 8, 440
+	top := 40
+	height := top + len(r.BasicMedian)*(barH+gap) + 30
+	maxV := 1.0
+	for _, x := range r.BasicMedian {
+		maxV = max(maxV, x.Throughput.Average)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+width+90, height)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14">SchedulingBasic, average pods/s (median of %d runs)</text>`+"\n", r.Runs)
+	for i, x := range r.BasicMedian {
+		y := top + i*(barH+gap)
+		w := int(float64(width) * x.Throughput.Average / maxV)
+		color := "#4477aa"
+		switch {
+		case x.DNF:
+			color = "#bbbbbb"
+		case x.Name == Ceiling:
+			color = "#228833"
+		case strings.HasPrefix(x.Name, "kube-scheduler"):
+			color = "#ee6677"
+		}
+		label := fmt.Sprintf("%.1f", x.Throughput.Average)
+		if x.DNF {
+			label += " (DNF)"
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-8, y+barH-6, html.EscapeString(x.Name))
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`+"\n", left, y, max(w, 1), barH, color)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", left+max(w, 1)+6, y+barH-6, label)
+	}
+	fmt.Fprintf(&b, `<text x="10" y="%d" font-size="11" fill="#555">%s · %s</text>`+"\n", height-8, html.EscapeString(r.Date), html.EscapeString(r.Machine))
+	b.WriteString("</svg>\n")
+	return b.String()
+}

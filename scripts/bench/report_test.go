@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSumCounter(t *testing.T) {
+	page := `# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods.
+# TYPE scheduler_schedule_attempts_total counter
+scheduler_schedule_attempts_total{profile="mini-scheduler",result="scheduled"} 120
+scheduler_schedule_attempts_total{profile="mini-scheduler",result="unschedulable"} 35
+scheduler_schedule_attempts_total_other 1000
+scheduler_schedule_attempts_total{profile="mini-scheduler",result="error"} 2 1700000000000
+`
+	tests := []struct {
+		name, page, metric string
+		want               int
+		wantErr            string
+	}{
+		{name: "summed over results, timestamps and longer names ignored", page: page, metric: attemptsMetric, want: 157},
+		{name: "a counter without labels", page: "x_total 3\n", metric: "x_total", want: 3},
+		{name: "absent", page: "y_total 3\n", metric: "x_total", wantErr: "no x_total"},
+		{name: "not a number", page: "x_total{a=\"b\"} many\n", metric: "x_total", wantErr: "invalid syntax"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := sumCounter(strings.NewReader(tt.page), tt.metric)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func basic(name string, avg float64, dnf bool) Result {
+	return Result{Name: name, Throughput: Summary{Average: avg, Perc50: avg, Perc90: avg, Perc99: avg, Samples: 5}, Overall: avg, Scheduled: 500, DNF: dnf, Seconds: 5, PeakRSS: 100}
+}
+
+func TestMedianBasic(t *testing.T) {
+	runs := [][]Result{
+		{basic("08", 100, false), basic("01", 3, true)},
+		{basic("08", 300, false), basic("01", 9, false)},
+		{basic("08", 200, false), basic("01", 6, true)},
+	}
+	want := []Result{basic("08", 200, false), basic("01", 6, true)}
+	if diff := cmp.Diff(want, MedianBasic(runs)); diff != "" {
+		t.Errorf("(-want, +got):\n%s", diff)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	rq := func(name string, wasted int) RequeueResult {
+		return RequeueResult{Name: name, Pods: 100, Bound: 100, Attempts: 200 + wasted, Wasted: wasted}
+	}
+	tests := []struct {
+		name    string
+		basic   []Result
+		requeue []RequeueResult
+		want    []bool
+	}{
+		{
+			name:    "every target met",
+			basic:   []Result{basic(Ceiling, 250, false), basic("08", 210, false), basic(UpstreamLike08, 200, false)},
+			requeue: []RequeueResult{rq("06", 900), rq("08", 10), rq(UpstreamLike08, 10)},
+			want:    []bool{true, true, true, true},
+		},
+		{
+			name:    "slower than upstream and the ceiling; more waste than upstream, not 5× less than 06",
+			basic:   []Result{basic(Ceiling, 300, false), basic("08", 190, false), basic(UpstreamLike08, 200, false)},
+			requeue: []RequeueResult{rq("06", 40), rq("08", 11), rq(UpstreamLike08, 10)},
+			want:    []bool{false, false, false, false},
+		},
+		{
+			name:    "a DNF never meets a target",
+			basic:   []Result{basic(Ceiling, 100, false), basic("08", 300, true), basic(UpstreamLike08, 200, false)},
+			requeue: []RequeueResult{rq("06", 900), rq("08", 0), rq(UpstreamLike08, 0)},
+			want:    []bool{false, false, true, true},
+		},
+		{
+			name: "missing figures are not met",
+			want: []bool{false, false, false, false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []bool
+			for _, c := range Judge(tt.basic, tt.requeue, "08", "06") {
+				got = append(got, c.Met)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("met (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	r := &Report{
+		Date: "2026-11-22", Machine: "linux/amd64", Runs: 3, Basic: Config{Nodes: 100, InitPods: 100, Pods: 500, QPS: 5000, Burst: 5000},
+		BasicMedian:   []Result{basic(Ceiling, 400, false), basic("08", 200, false), basic(UpstreamLike08, 100, false), basic("01", 5, true)},
+		RequeueMedian: []RequeueResult{{Name: UpstreamLike08, Pods: 100, Bound: 100, Attempts: 210, Wasted: 10}},
+	}
+	md := r.Markdown("data/bench.svg")
+	for _, want := range []string{
+		"| 08 | 200.0 | 200.0 | 200.0 | 200.0 | 200.0 | 2.00× | 0.50× | 500 in 5.0 s | 0 MiB |",
+		"| 01 | 5.0 | 5.0 | 5.0 | 5.0 | 5.0 | 0.05× | 0.01× | DNF: 500 in 5 s | 0 MiB |",
+		"| kube-scheduler (like 08) | 210 | 2.10 | 10 | 1.0× | 100/100 |",
+		"![Average throughput of each scheduler, pods/s](data/bench.svg)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the markdown lacks %q:\n%s", want, md)
+		}
+	}
+	svg := r.SVG()
+	if n := strings.Count(svg, "<rect x="); n != 4 {
+		t.Errorf("%d bars, want 4:\n%s", n, svg)
+	}
+}

@@ -1,0 +1,296 @@
+// Command bench measures every chapter and kube-scheduler v1.37.1 side by
+// side on one local cluster (make bench): SchedulingBasic throughput as
+// upstream scheduler_perf measures it, the raw bind ceiling, and the
+// attempts each queue wastes on the requeue workload. It prints the tables,
+// writes the runs to JSON, and with --docs regenerates docs/benchmarks.md.
+//
+//	go run ./scripts/cmd/bench                    # defaults, a few minutes
+//	go run ./scripts/cmd/bench --nodes 5000 --pods 10000 --cap 10m
+//	go run ./scripts/cmd/bench --tiny             # what make test runs
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"minisched/scripts/bench"
+	"minisched/scripts/cluster"
+	"minisched/scripts/docsgen"
+	"minisched/scripts/e2e"
+)
+
+// firstRequeueChapter is the first chapter with a scheduling queue: before
+// it there is nothing to requeue.
+const firstRequeueChapter = 6
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	root, tools, chapters, out string
+	basic                      bench.Config
+	requeue                    bench.RequeueConfig
+	runs                       int
+	tiny, docs                 bool
+}
+
+func run() error {
+	o := options{
+		basic:   bench.Config{Nodes: 100, InitPods: 100, Pods: 500, Cap: 30 * time.Second, QPS: 5000, Burst: 5000},
+		requeue: bench.RequeueConfig{Nodes: 10, Pods: 100, Rounds: 5, Pause: time.Second, Cap: time.Minute},
+		runs:    3,
+	}
+	flag.StringVar(&o.root, "root", ".", "repository root")
+	flag.StringVar(&o.tools, "tools", ".cache/tools", "tools directory (see scripts/build-tools.sh)")
+	flag.StringVar(&o.chapters, "chapters", "", "comma-separated chapter numbers (default: every chapter present)")
+	flag.StringVar(&o.out, "out", ".cache/bench", "directory for the cluster's files, the logs and results.json")
+	flag.IntVar(&o.basic.Nodes, "nodes", o.basic.Nodes, "SchedulingBasic: nodes")
+	flag.IntVar(&o.basic.InitPods, "init-pods", o.basic.InitPods, "SchedulingBasic: pods scheduled before measuring")
+	flag.IntVar(&o.basic.Pods, "pods", o.basic.Pods, "SchedulingBasic: measured pods")
+	flag.DurationVar(&o.basic.Cap, "cap", o.basic.Cap, "SchedulingBasic: a scheduler that has not scheduled the measured pods by then is DNF")
+	qps := flag.Float64("qps", float64(o.basic.QPS), "client QPS of every scheduler and of the bind ceiling (scheduler_perf uses 5000)")
+	flag.IntVar(&o.basic.Burst, "burst", o.basic.Burst, "client burst of every scheduler and of the bind ceiling")
+	flag.IntVar(&o.requeue.Nodes, "requeue-nodes", o.requeue.Nodes, "requeue: nodes at the start")
+	flag.IntVar(&o.requeue.Pods, "requeue-pods", o.requeue.Pods, "requeue: pods waiting for the label")
+	flag.IntVar(&o.requeue.Rounds, "rounds", o.requeue.Rounds, "requeue: rounds of changes that do not help")
+	flag.IntVar(&o.runs, "runs", o.runs, "runs of everything; the report takes the median")
+	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
+	flag.BoolVar(&o.docs, "docs", false, "write docs/data/bench.{json,md,svg} and regenerate docs/benchmarks.md")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
+	}
+	o.basic.QPS = float32(*qps)
+	if o.tiny {
+		o.basic = bench.Config{Nodes: 3, InitPods: 3, Pods: 20, Cap: time.Minute, QPS: o.basic.QPS, Burst: o.basic.Burst}
+		o.requeue = bench.RequeueConfig{Nodes: 2, Pods: 10, Rounds: 2, Pause: 500 * time.Millisecond, Cap: time.Minute}
+		o.runs = 1
+		if o.docs {
+			return fmt.Errorf("--tiny and --docs: a tiny run's figures are not for the docs")
+		}
+	}
+	if o.basic.Nodes < 1 || o.basic.InitPods < 0 || o.basic.Pods < 1 || o.basic.Cap <= 0 || o.basic.QPS <= 0 || o.basic.Burst < 1 ||
+		o.requeue.Nodes < 1 || o.requeue.Pods < 1 || o.requeue.Rounds < 0 || o.runs < 1 {
+		return fmt.Errorf("need --nodes, --pods, --requeue-nodes, --requeue-pods, --runs, --qps and --burst ≥ 1, --init-pods and --rounds ≥ 0, --cap > 0")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := measure(ctx, o)
+	if err != nil {
+		return err
+	}
+	printReport(rep)
+	if o.tiny {
+		return checkTiny(rep)
+	}
+	if o.docs {
+		return writeDocs(o.root, rep)
+	}
+	return nil
+}
+
+// measure builds the chapters, starts the cluster, and runs every target
+// o.runs times, the targets of a run one after the other.
+func measure(ctx context.Context, o options) (*bench.Report, error) {
+	found, err := e2e.FindChapters(o.root)
+	if err != nil {
+		return nil, err
+	}
+	chapters, err := e2e.SelectChapters(found, o.chapters)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Join(o.out, time.Now().Format("20060102-150405")))
+	if err != nil {
+		return nil, err
+	}
+	binDir := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return nil, err
+	}
+	client := e2e.Client{QPS: o.basic.QPS, Burst: o.basic.Burst}
+	rate := []string{fmt.Sprintf("--kube-api-qps=%g", client.QPS), fmt.Sprintf("--kube-api-burst=%d", client.Burst)}
+	var basicTargets, requeueTargets []bench.Target
+	basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
+	for _, c := range chapters {
+		// The race detector makes a scheduler several times slower: the
+		// tiny run checks the harness (with it), the full run measures.
+		fmt.Fprintf(os.Stderr, "building %s (race detector: %v)\n", c.Dir, o.tiny)
+		bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
+		if err != nil {
+			return nil, err
+		}
+		t := bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate}
+		basicTargets = append(basicTargets, t)
+		if c.Number >= firstRequeueChapter {
+			requeueTargets = append(requeueTargets, t)
+		}
+	}
+	like08, defaults, err := e2e.UpstreamBenchSchedulers(o.tools, dir, client)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []e2e.Scheduler{like08, defaults} {
+		t := bench.Target{Name: s.Label, Sched: &s}
+		basicTargets = append(basicTargets, t)
+		requeueTargets = append(requeueTargets, t)
+	}
+
+	fmt.Fprintln(os.Stderr, "starting the local cluster")
+	cl, err := cluster.Start(ctx, cluster.Options{ToolsDir: o.tools, Dir: filepath.Join(dir, "cluster")})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := cl.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		}
+	}()
+	// The driver creates and lists faster than any scheduler binds.
+	cl.Config.QPS, cl.Config.Burst = 5000, 5000
+	env := &bench.Env{Cluster: cl, Client: kubernetes.NewForConfigOrDie(cl.Config), LogDir: dir}
+
+	rep := &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue}
+	for run := 1; run <= o.runs; run++ {
+		var basic []bench.Result
+		for _, t := range basicTargets {
+			fmt.Fprintf(os.Stderr, "run %d/%d: SchedulingBasic, %s\n", run, o.runs, t.Name)
+			r, err := env.RunSchedulingBasic(ctx, t, o.basic, run)
+			if err != nil {
+				return nil, fmt.Errorf("SchedulingBasic, %s: %w (logs in %s)", t.Name, err, dir)
+			}
+			basic = append(basic, r)
+		}
+		var requeue []bench.RequeueResult
+		for _, t := range requeueTargets {
+			fmt.Fprintf(os.Stderr, "run %d/%d: requeue, %s\n", run, o.runs, t.Name)
+			r, err := env.RunRequeue(ctx, t, o.requeue, run)
+			if err != nil {
+				return nil, fmt.Errorf("requeue, %s: %w (logs in %s)", t.Name, err, dir)
+			}
+			requeue = append(requeue, r)
+		}
+		rep.BasicRuns, rep.RequeueRuns = append(rep.BasicRuns, basic), append(rep.RequeueRuns, requeue)
+	}
+	rep.BasicMedian, rep.RequeueMedian = bench.MedianBasic(rep.BasicRuns), bench.MedianRequeue(rep.RequeueRuns)
+	rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "results.json")
+	fmt.Fprintln(os.Stderr, "results:", path)
+	return rep, os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+func chapterDir(chapters []e2e.Chapter, n int) string {
+	for _, c := range chapters {
+		if c.Number == n {
+			return c.Dir
+		}
+	}
+	return fmt.Sprintf("chapter %02d", n)
+}
+
+func printReport(rep *bench.Report) {
+	fmt.Printf("SchedulingBasic: %d nodes, %d init pods, %d measured pods, QPS %g, burst %d; median of %d runs\n", rep.Basic.Nodes, rep.Basic.InitPods, rep.Basic.Pods, rep.Basic.QPS, rep.Basic.Burst, rep.Runs)
+	row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s\n"
+	fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS")
+	for _, r := range rep.BasicMedian {
+		secs := fmt.Sprintf("%.1f", r.Seconds)
+		if r.DNF {
+			secs = "DNF"
+		}
+		fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Throughput.Perc50), fmt.Sprintf("%.1f", r.Throughput.Perc90),
+			fmt.Sprintf("%.1f", r.Throughput.Perc99), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%d MiB", r.PeakRSS>>20))
+	}
+	fmt.Printf("requeue: %d pods, %d nodes, %d rounds of changes that do not help\n", rep.Requeue.Pods, rep.Requeue.Nodes, rep.Requeue.Rounds)
+	row = "%-28s %9s %9s %7s %8s\n"
+	fmt.Printf(row, "SCHEDULER", "ATTEMPTS", "PER POD", "WASTED", "BOUND")
+	for _, r := range rep.RequeueMedian {
+		bound := fmt.Sprintf("%d/%d", r.Bound, r.Pods)
+		if r.DNF {
+			bound += " DNF"
+		}
+		fmt.Printf(row, r.Name, fmt.Sprint(r.Attempts), fmt.Sprintf("%.2f", r.AttemptsPerPod()), fmt.Sprint(r.Wasted), bound)
+	}
+	for _, c := range rep.Targets {
+		met := "MISSED"
+		if c.Met {
+			met = "met"
+		}
+		fmt.Printf("target: %s: %s (%s)\n", c.Target, c.Measured, met)
+	}
+}
+
+// checkTiny fails the tiny run if the harness measured nothing: every
+// scheduler must have scheduled every measured pod at a rate above zero
+// (a tiny run is too short for per-second samples),
+// and on the requeue workload have bound every pod in at least two attempts
+// each. The targets themselves are never asserted.
+func checkTiny(rep *bench.Report) error {
+	var problems []string
+	for _, r := range rep.BasicMedian {
+		if r.DNF || r.Scheduled != rep.Basic.Pods || r.Overall <= 0 {
+			problems = append(problems, fmt.Sprintf("SchedulingBasic, %s: %d of %d measured pods scheduled, %.1f pods/s overall", r.Name, r.Scheduled, rep.Basic.Pods, r.Overall))
+		}
+		if r.Name != bench.Ceiling && r.PeakRSS <= 0 {
+			problems = append(problems, fmt.Sprintf("SchedulingBasic, %s: no peak RSS", r.Name))
+		}
+	}
+	for _, r := range rep.RequeueMedian {
+		if r.DNF || r.Bound != r.Pods || r.Attempts < 2*r.Pods {
+			problems = append(problems, fmt.Sprintf("requeue, %s: %d of %d bound in %d attempts", r.Name, r.Bound, r.Pods, r.Attempts))
+		}
+	}
+	for _, p := range problems {
+		fmt.Println("problem: " + p)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the tiny bench found %d problem(s)", len(problems))
+	}
+	return nil
+}
+
+// writeDocs writes the report under docs/data and regenerates the blocks of
+// docs/benchmarks.md that embed it.
+func writeDocs(root string, rep *bench.Report) error {
+	dir := filepath.Join(root, "docs", "data")
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	for name, content := range map[string][]byte{
+		"bench.json": append(data, '\n'),
+		"bench.md":   []byte(rep.Markdown("data/bench.svg")),
+		"bench.svg":  []byte(rep.SVG()),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			return err
+		}
+	}
+	page := filepath.Join(root, "docs", "benchmarks.md")
+	text, err := os.ReadFile(page)
+	if err != nil {
+		return err
+	}
+	rendered, err := docsgen.Render(root, filepath.Dir(page), text)
+	if err != nil {
+		return err
+	}
+	fmt.Println("wrote docs/data/bench.{json,md,svg} and", page)
+	return os.WriteFile(page, rendered, 0o644)
+}
