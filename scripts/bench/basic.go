@@ -44,6 +44,10 @@ type Target struct {
 	// Extra flags for the scheduler (a chapter's QPS and burst; upstream
 	// takes them from its configuration file).
 	Extra []string
+	// Profile, for a build with the profiling hook (BuildProfiled) started
+	// with MINISCHED_CPUPROFILE=Profile, is where its measured phase's CPU
+	// profile goes.
+	Profile string
 }
 
 // Env is the local cluster the benchmarks run on.
@@ -68,6 +72,11 @@ type Result struct {
 	Seconds   float64 `json:"seconds"`
 	// PeakRSS is the scheduler's VmHWM in bytes (0 for the ceiling).
 	PeakRSS int64 `json:"peakRSSBytes"`
+	// CPUSeconds is the CPU time the scheduler used (user and system)
+	// during the measured phase (0 for the ceiling). On a machine it
+	// shares with kube-apiserver and etcd, every CPU second a scheduler
+	// spends is one the apiserver does not get.
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 // measured labels the pods whose scheduling is measured.
@@ -99,6 +108,17 @@ func (e *Env) start(t Target, ns string) (*e2e.Process, error) {
 	return proc, nil
 }
 
+// setUp creates a workload's namespace for one run of one target, and n
+// nodes. The caller removes them with cleanup, even on an error.
+func (e *Env) setUp(ctx context.Context, workload string, t Target, run, n int) (string, []string, error) {
+	ns := namespace(workload, t, run)
+	if _, err := e.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return ns, nil, err
+	}
+	nodes, err := e.createNodes(ctx, ns, 0, n, nil)
+	return ns, nodes, err
+}
+
 // createNodes creates nodes named ns-node-NNNNN from index from on.
 func (e *Env) createNodes(ctx context.Context, ns string, from, n int, labels map[string]string) ([]string, error) {
 	names := make([]string, n)
@@ -119,13 +139,9 @@ func (e *Env) createNodes(ctx context.Context, ns string, from, n int, labels ma
 // namespace and nodes, and removes them afterwards.
 func (e *Env) RunSchedulingBasic(ctx context.Context, t Target, cfg Config, run int) (Result, error) {
 	client := e.Client
-	ns := namespace("basic", t, run)
 	res := Result{Name: t.Name}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return res, err
-	}
+	ns, nodes, err := e.setUp(ctx, "basic", t, run, cfg.Nodes)
 	defer cleanup(client, ns)
-	nodes, err := e.createNodes(ctx, ns, 0, cfg.Nodes, nil)
 	if err != nil {
 		return res, err
 	}
@@ -176,6 +192,15 @@ func (e *Env) RunSchedulingBasic(ctx context.Context, t Target, cfg Config, run 
 		return res, fmt.Errorf("the %d init pods were not scheduled: %w", cfg.InitPods, err)
 	}
 
+	var cpuAtStart float64
+	if proc != nil {
+		cpuAtStart, _ = cpuSeconds(proc.Pid())
+	}
+	if t.Profile != "" {
+		if err := toggleProfile(proc); err != nil {
+			return res, err
+		}
+	}
 	s := newSampler(time.Second)
 	start := time.Now()
 	createErr := make(chan error, 1)
@@ -214,7 +239,18 @@ loop:
 		if proc.Exited() {
 			return res, fmt.Errorf("%s exited: %v", t.Name, proc.Err())
 		}
+		if t.Profile != "" {
+			if err := toggleProfile(proc); err != nil {
+				return res, err
+			}
+			if err := waitFor(ctx, 30*time.Second, func() bool { _, err := os.Stat(t.Profile); return err == nil }); err != nil {
+				return res, fmt.Errorf("no CPU profile at %s: %w", t.Profile, err)
+			}
+		}
 		res.PeakRSS, _ = peakRSS(proc.Pid())
+		if cpu, err := cpuSeconds(proc.Pid()); err == nil {
+			res.CPUSeconds = cpu - cpuAtStart
+		}
 	}
 	return res, nil
 }
@@ -308,6 +344,27 @@ func peakRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// cpuSeconds reads a process's user and system CPU time from
+// /proc/PID/stat (fields 14 and 15, in clock ticks of 1/100 s on Linux).
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(data), ')')
+	fields := strings.Fields(string(data)[i+1:])
+	if i < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	return float64(utime+stime) / 100, nil
 }
 
 func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -45,7 +47,7 @@ scheduler_schedule_attempts_total{profile="mini-scheduler",result="error"} 2 170
 }
 
 func basic(name string, avg float64, dnf bool) Result {
-	return Result{Name: name, Throughput: Summary{Average: avg, Perc50: avg, Perc90: avg, Perc99: avg, Samples: 5}, Overall: avg, Scheduled: 500, DNF: dnf, Seconds: 5, PeakRSS: 100}
+	return Result{Name: name, Throughput: Summary{Average: avg, Perc50: avg, Perc90: avg, Perc99: avg, Samples: 5}, Overall: avg, Scheduled: 500, DNF: dnf, Seconds: 5, PeakRSS: 100 << 20, CPUSeconds: 1}
 }
 
 func TestMedianBasic(t *testing.T) {
@@ -114,8 +116,8 @@ func TestMarkdown(t *testing.T) {
 	}
 	md := r.Markdown("data/bench.svg")
 	for _, want := range []string{
-		"| 08 | 200.0 | 200.0 | 200.0 | 200.0 | 200.0 | 2.00× | 0.50× | 500 in 5.0 s | 0 MiB |",
-		"| 01 | 5.0 | 5.0 | 5.0 | 5.0 | 5.0 | 0.05× | 0.01× | DNF: 500 in 5 s | 0 MiB |",
+		"| 08 | 200.0 | 200.0 | 200.0 | 200.0 | 200.0 | 2.00× | 0.50× | 500 in 5.0 s | 100 MiB | 2.00 |",
+		"| 01 | 5.0 | 5.0 | 5.0 | 5.0 | 5.0 | 0.05× | 0.01× | DNF: 500 in 5 s | 100 MiB | 2.00 |",
 		"| kube-scheduler (like 08) | 210 | 2.10 | 10 | 1.0× | 100/100 |",
 		"![Average throughput of each scheduler, pods/s](data/bench.svg)",
 	} {
@@ -126,5 +128,20 @@ func TestMarkdown(t *testing.T) {
 	svg := r.SVG()
 	if n := strings.Count(svg, "<rect x="); n != 4 {
 		t.Errorf("%d bars, want 4:\n%s", n, svg)
+	}
+}
+
+// TestCPUSeconds reads this test's own CPU time, after spending some.
+func TestCPUSeconds(t *testing.T) {
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for x := 0; time.Now().Before(deadline); x++ {
+		_ = x * x
+	}
+	got, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got < 0.1 {
+		t.Errorf("cpuSeconds = %v after 0.3 s of spinning, want ≥ 0.1", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -13,7 +14,8 @@ import (
 // RequeueConfig sizes the requeue workload: Pods pods that want a label no
 // node has, then Rounds rounds of cluster changes that do not help them (a
 // label of no interest changed on every node, and a node added without the
-// label), Pause apart, then the label they want on every node.
+// label), Pause apart; then a node big enough for all of them is added,
+// and once more Pause later gets the label they want.
 type RequeueConfig struct {
 	Nodes, Pods, Rounds int
 	Pause               time.Duration
@@ -50,13 +52,9 @@ const (
 // attempts from its metrics.
 func (e *Env) RunRequeue(ctx context.Context, t Target, cfg RequeueConfig, run int) (RequeueResult, error) {
 	client := e.Client
-	ns := namespace("requeue", t, run)
 	res := RequeueResult{Name: t.Name, Pods: cfg.Pods}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return res, err
-	}
+	ns, nodes, err := e.setUp(ctx, "requeue", t, run, cfg.Nodes)
 	defer cleanup(client, ns)
-	nodes, err := e.createNodes(ctx, ns, 0, cfg.Nodes, nil)
 	if err != nil {
 		return res, err
 	}
@@ -92,7 +90,20 @@ func (e *Env) RunRequeue(ctx context.Context, t Target, cfg RequeueConfig, run i
 		case <-time.After(cfg.Pause):
 		}
 	}
-	if err := forEach(ctx, len(nodes), func(i int) error { return patch(nodes[i], readyLabel, "true") }); err != nil {
+	// The node that helps: added without the label (one more change that
+	// does not help), then labelled. It holds every pod, so one event makes
+	// them all schedulable at once: labelling many nodes one by one would
+	// let pods be tried, and fail, while only some had the label.
+	big := fmt.Sprintf("%s-big", ns)
+	if _, err := client.CoreV1().Nodes().Create(ctx, bigNode(big, cfg.Pods), metav1.CreateOptions{}); err != nil {
+		return res, err
+	}
+	select {
+	case <-ctx.Done():
+		return res, ctx.Err()
+	case <-time.After(cfg.Pause):
+	}
+	if err := patch(big, readyLabel, "true"); err != nil {
 		return res, fmt.Errorf("labelling: %w", err)
 	}
 	if err := waitFor(ctx, cfg.Cap, func() bool { return e.countPods(ctx, ns, isBound) == cfg.Pods }); err != nil {
@@ -107,6 +118,18 @@ func (e *Env) RunRequeue(ctx context.Context, t Target, cfg RequeueConfig, run i
 	}
 	res.Wasted = res.Attempts - 2*cfg.Pods
 	return res, nil
+}
+
+// bigNode has room for n pods of the pod template (100m, 500Mi).
+func bigNode(name string, n int) *v1.Node {
+	node := benchNode(name, nil)
+	room := v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(int64(100*n), resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(int64(n)*500<<20, resource.BinarySI),
+		v1.ResourcePods:   *resource.NewQuantity(int64(n), resource.DecimalSI),
+	}
+	node.Status.Allocatable, node.Status.Capacity = room, room.DeepCopy()
+	return node
 }
 
 func isBound(p *v1.Pod) bool { return p.Spec.NodeName != "" }

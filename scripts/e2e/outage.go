@@ -73,9 +73,9 @@ func (r *Runner) Outage(ctx context.Context, sched Scheduler, cfg OutageConfig) 
 		violate("%v", err)
 	}
 	if ru.proc != nil {
-		if ru.proc.exited() {
-			violate("the scheduler exited: %v", ru.proc.err)
-		} else if err := ru.proc.stop(true); err != nil {
+		if ru.proc.Exited() {
+			violate("the scheduler exited: %v", ru.proc.Err())
+		} else if err := ru.proc.Stop(true); err != nil {
 			violate("%v", err)
 		}
 	}
@@ -120,10 +120,10 @@ func playOutage(ctx context.Context, ru *run, cfg OutageConfig, rep *OutageRepor
 		return 0, err
 	}
 	qps := strconv.Itoa(cfg.QPS)
-	if ru.proc, err = startSchedulerProcess(ru.sched, ru.r.Cluster.Kubeconfig, []string{"--kube-api-qps=" + qps, "--kube-api-burst=1"}, rep.Log); err != nil {
+	if ru.proc, err = StartScheduler(ru.sched, ru.r.Cluster.Kubeconfig, []string{"--kube-api-qps=" + qps, "--kube-api-burst=1"}, rep.Log); err != nil {
 		return 0, err
 	}
-	if err := ru.proc.waitServing(); err != nil {
+	if err := ru.proc.WaitServing(); err != nil {
 		return 0, err
 	}
 	bound := func() (int, error) {
@@ -156,7 +156,7 @@ func playOutage(ctx context.Context, ru *run, cfg OutageConfig, rep *OutageRepor
 		return 0, err
 	}
 	stopped := time.Now()
-	for time.Since(stopped) < cfg.MaxDown && !ru.proc.exited() {
+	for time.Since(stopped) < cfg.MaxDown && !ru.proc.Exited() {
 		if n, err := countLines(rep.Log, info.Size(), outageLine); err != nil || (n > 0 && time.Since(stopped) >= cfg.MinDown) {
 			break
 		}
@@ -172,8 +172,8 @@ func playOutage(ctx context.Context, ru *run, cfg OutageConfig, rep *OutageRepor
 	waitCtx, cancel = context.WithTimeout(ctx, cfg.Wait)
 	defer cancel()
 	err = poll(waitCtx, "every pod to be bound after the restart", func() (bool, string, error) {
-		if ru.proc.exited() {
-			return false, "", fmt.Errorf("the scheduler exited: %v", ru.proc.err)
+		if ru.proc.Exited() {
+			return false, "", fmt.Errorf("the scheduler exited: %v", ru.proc.Err())
 		}
 		n, err := bound()
 		rep.Bound = n

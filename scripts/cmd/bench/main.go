@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -45,13 +46,17 @@ type options struct {
 	requeue                    bench.RequeueConfig
 	runs                       int
 	tiny, docs                 bool
+	// profile is the chapter whose measured phase is profiled in one more
+	// SchedulingBasic run, not counted in the medians.
+	profile int
 }
 
 func run() error {
 	o := options{
-		basic:   bench.Config{Nodes: 100, InitPods: 100, Pods: 500, Cap: 30 * time.Second, QPS: 5000, Burst: 5000},
+		basic:   bench.Config{Nodes: 100, InitPods: 100, Pods: 2000, Cap: 30 * time.Second, QPS: 5000, Burst: 5000},
 		requeue: bench.RequeueConfig{Nodes: 10, Pods: 100, Rounds: 5, Pause: time.Second, Cap: time.Minute},
 		runs:    3,
+		profile: 8,
 	}
 	flag.StringVar(&o.root, "root", ".", "repository root")
 	flag.StringVar(&o.tools, "tools", ".cache/tools", "tools directory (see scripts/build-tools.sh)")
@@ -67,6 +72,7 @@ func run() error {
 	flag.IntVar(&o.requeue.Pods, "requeue-pods", o.requeue.Pods, "requeue: pods waiting for the label")
 	flag.IntVar(&o.requeue.Rounds, "rounds", o.requeue.Rounds, "requeue: rounds of changes that do not help")
 	flag.IntVar(&o.runs, "runs", o.runs, "runs of everything; the report takes the median")
+	flag.IntVar(&o.profile, "profile", o.profile, "chapter to profile in one more SchedulingBasic run (pprof -top goes to the report); 0 for none")
 	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
 	flag.BoolVar(&o.docs, "docs", false, "write docs/data/bench.{json,md,svg} and regenerate docs/benchmarks.md")
 	flag.Parse()
@@ -88,42 +94,48 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := measure(ctx, o)
+	rep, top, err := measure(ctx, o)
 	if err != nil {
 		return err
 	}
 	printReport(rep)
+	if top != nil {
+		fmt.Printf("CPU profile of the measured phase, %s:\n%s", rep.Profiled.Name, top)
+	}
 	if o.tiny {
-		return checkTiny(rep)
+		return checkTiny(rep, top)
 	}
 	if o.docs {
-		return writeDocs(o.root, rep)
+		return writeDocs(o.root, rep, top)
 	}
 	return nil
 }
 
 // measure builds the chapters, starts the cluster, and runs every target
-// o.runs times, the targets of a run one after the other.
-func measure(ctx context.Context, o options) (*bench.Report, error) {
+// o.runs times, the targets of a run one after the other; then the
+// profiled chapter once more, whose pprof -top it returns.
+func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	found, err := e2e.FindChapters(o.root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	chapters, err := e2e.SelectChapters(found, o.chapters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dir, err := filepath.Abs(filepath.Join(o.out, time.Now().Format("20060102-150405")))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	binDir := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	client := e2e.Client{QPS: o.basic.QPS, Burst: o.basic.Burst}
 	rate := []string{fmt.Sprintf("--kube-api-qps=%g", client.QPS), fmt.Sprintf("--kube-api-burst=%d", client.Burst)}
 	var basicTargets, requeueTargets []bench.Target
+	var profiled *bench.Target
+	var profiledBin string
 	basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
 	for _, c := range chapters {
 		// The race detector makes a scheduler several times slower: the
@@ -131,17 +143,26 @@ func measure(ctx context.Context, o options) (*bench.Report, error) {
 		fmt.Fprintf(os.Stderr, "building %s (race detector: %v)\n", c.Dir, o.tiny)
 		bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		t := bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate}
 		basicTargets = append(basicTargets, t)
+		if c.Number == o.profile {
+			pbin, err := bench.BuildProfiled(o.root, c, binDir, o.tiny)
+			if err != nil {
+				return nil, nil, err
+			}
+			s := bench.ProfiledScheduler(c, pbin, filepath.Join(dir, c.Dir+".cpu.pprof"))
+			profiled = &bench.Target{Name: s.Label, Sched: &s, Extra: rate, Profile: filepath.Join(dir, c.Dir+".cpu.pprof")}
+			profiledBin = pbin
+		}
 		if c.Number >= firstRequeueChapter {
 			requeueTargets = append(requeueTargets, t)
 		}
 	}
 	like08, defaults, err := e2e.UpstreamBenchSchedulers(o.tools, dir, client)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, s := range []e2e.Scheduler{like08, defaults} {
 		t := bench.Target{Name: s.Label, Sched: &s}
@@ -152,7 +173,7 @@ func measure(ctx context.Context, o options) (*bench.Report, error) {
 	fmt.Fprintln(os.Stderr, "starting the local cluster")
 	cl, err := cluster.Start(ctx, cluster.Options{ToolsDir: o.tools, Dir: filepath.Join(dir, "cluster")})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		if err := cl.Stop(); err != nil {
@@ -170,7 +191,7 @@ func measure(ctx context.Context, o options) (*bench.Report, error) {
 			fmt.Fprintf(os.Stderr, "run %d/%d: SchedulingBasic, %s\n", run, o.runs, t.Name)
 			r, err := env.RunSchedulingBasic(ctx, t, o.basic, run)
 			if err != nil {
-				return nil, fmt.Errorf("SchedulingBasic, %s: %w (logs in %s)", t.Name, err, dir)
+				return nil, nil, fmt.Errorf("SchedulingBasic, %s: %w (logs in %s)", t.Name, err, dir)
 			}
 			basic = append(basic, r)
 		}
@@ -179,21 +200,33 @@ func measure(ctx context.Context, o options) (*bench.Report, error) {
 			fmt.Fprintf(os.Stderr, "run %d/%d: requeue, %s\n", run, o.runs, t.Name)
 			r, err := env.RunRequeue(ctx, t, o.requeue, run)
 			if err != nil {
-				return nil, fmt.Errorf("requeue, %s: %w (logs in %s)", t.Name, err, dir)
+				return nil, nil, fmt.Errorf("requeue, %s: %w (logs in %s)", t.Name, err, dir)
 			}
 			requeue = append(requeue, r)
 		}
 		rep.BasicRuns, rep.RequeueRuns = append(rep.BasicRuns, basic), append(rep.RequeueRuns, requeue)
 	}
+	var top []byte
+	if profiled != nil {
+		fmt.Fprintf(os.Stderr, "SchedulingBasic, %s\n", profiled.Name)
+		r, err := env.RunSchedulingBasic(ctx, *profiled, o.basic, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("SchedulingBasic, %s: %w (logs in %s)", profiled.Name, err, dir)
+		}
+		rep.Profiled = r
+		if top, err = bench.TopFunctions(profiledBin, profiled.Profile, 40); err != nil {
+			return nil, nil, err
+		}
+	}
 	rep.BasicMedian, rep.RequeueMedian = bench.MedianBasic(rep.BasicRuns), bench.MedianRequeue(rep.RequeueRuns)
 	rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	path := filepath.Join(dir, "results.json")
 	fmt.Fprintln(os.Stderr, "results:", path)
-	return rep, os.WriteFile(path, append(data, '\n'), 0o644)
+	return rep, top, os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 func chapterDir(chapters []e2e.Chapter, n int) string {
@@ -207,15 +240,15 @@ func chapterDir(chapters []e2e.Chapter, n int) string {
 
 func printReport(rep *bench.Report) {
 	fmt.Printf("SchedulingBasic: %d nodes, %d init pods, %d measured pods, QPS %g, burst %d; median of %d runs\n", rep.Basic.Nodes, rep.Basic.InitPods, rep.Basic.Pods, rep.Basic.QPS, rep.Basic.Burst, rep.Runs)
-	row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s\n"
-	fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS")
+	row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s %8s\n"
+	fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS", "CPU S")
 	for _, r := range rep.BasicMedian {
 		secs := fmt.Sprintf("%.1f", r.Seconds)
 		if r.DNF {
 			secs = "DNF"
 		}
 		fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Throughput.Perc50), fmt.Sprintf("%.1f", r.Throughput.Perc90),
-			fmt.Sprintf("%.1f", r.Throughput.Perc99), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%d MiB", r.PeakRSS>>20))
+			fmt.Sprintf("%.1f", r.Throughput.Perc99), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%d MiB", r.PeakRSS>>20), fmt.Sprintf("%.1f", r.CPUSeconds))
 	}
 	fmt.Printf("requeue: %d pods, %d nodes, %d rounds of changes that do not help\n", rep.Requeue.Pods, rep.Requeue.Nodes, rep.Requeue.Rounds)
 	row = "%-28s %9s %9s %7s %8s\n"
@@ -236,13 +269,17 @@ func printReport(rep *bench.Report) {
 	}
 }
 
-// checkTiny fails the tiny run if the harness measured nothing: every
+// checkTiny fails the tiny run if the harness measured nothing: a profile
+// must have been taken, every
 // scheduler must have scheduled every measured pod at a rate above zero
 // (a tiny run is too short for per-second samples),
 // and on the requeue workload have bound every pod in at least two attempts
 // each. The targets themselves are never asserted.
-func checkTiny(rep *bench.Report) error {
+func checkTiny(rep *bench.Report, top []byte) error {
 	var problems []string
+	if rep.Profiled.Name != "" && (rep.Profiled.Scheduled != rep.Basic.Pods || !bytes.Contains(top, []byte("flat%"))) {
+		problems = append(problems, fmt.Sprintf("the profiled run scheduled %d of %d pods, and pprof -top printed %q", rep.Profiled.Scheduled, rep.Basic.Pods, top))
+	}
 	for _, r := range rep.BasicMedian {
 		if r.DNF || r.Scheduled != rep.Basic.Pods || r.Overall <= 0 {
 			problems = append(problems, fmt.Sprintf("SchedulingBasic, %s: %d of %d measured pods scheduled, %.1f pods/s overall", r.Name, r.Scheduled, rep.Basic.Pods, r.Overall))
@@ -267,17 +304,21 @@ func checkTiny(rep *bench.Report) error {
 
 // writeDocs writes the report under docs/data and regenerates the blocks of
 // docs/benchmarks.md that embed it.
-func writeDocs(root string, rep *bench.Report) error {
+func writeDocs(root string, rep *bench.Report, top []byte) error {
 	dir := filepath.Join(root, "docs", "data")
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
-	for name, content := range map[string][]byte{
+	files := map[string][]byte{
 		"bench.json": append(data, '\n'),
 		"bench.md":   []byte(rep.Markdown("data/bench.svg")),
 		"bench.svg":  []byte(rep.SVG()),
-	} {
+	}
+	if top != nil {
+		files["bench-profile.txt"] = []byte(fmt.Sprintf("%s, SchedulingBasic measured phase, %s on %s\n%s", rep.Profiled.Name, rep.Date, rep.Machine, top))
+	}
+	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
 			return err
 		}
