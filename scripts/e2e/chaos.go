@@ -107,14 +107,7 @@ type chaos struct {
 // deleted, no node is over-committed, and the scheduler never exited.
 func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) ChaosReport {
 	c := &chaos{
-		run: &run{
-			r: r, sc: &Scenario{Name: "chaos"}, sched: sched,
-			ns:      fmt.Sprintf("chaos-%02d", sched.Chapter),
-			start:   time.Now(),
-			pods:    map[string]*v1.Pod{},
-			deleted: map[string]bool{},
-			nodes:   map[string]bool{},
-		},
+		run: r.newRun(&Scenario{Name: "chaos"}, sched, fmt.Sprintf("chaos-%02d", sched.Chapter)),
 		cfg: cfg,
 		rng: rand.New(rand.NewPCG(cfg.Seed, uint64(sched.Chapter))),
 	}

@@ -56,14 +56,7 @@ type OutageReport struct {
 // refused connection. The scheduler must log it, stay up, and bind every
 // pod exactly once afterwards.
 func (r *Runner) Outage(ctx context.Context, sched Scheduler, cfg OutageConfig) OutageReport {
-	ru := &run{
-		r: r, sc: &Scenario{Name: "outage"}, sched: sched,
-		ns:      fmt.Sprintf("outage-%02d", sched.Chapter),
-		start:   time.Now(),
-		pods:    map[string]*v1.Pod{},
-		deleted: map[string]bool{},
-		nodes:   map[string]bool{},
-	}
+	ru := r.newRun(&Scenario{Name: "outage"}, sched, fmt.Sprintf("outage-%02d", sched.Chapter))
 	rep := OutageReport{Pods: cfg.Pods, Log: filepath.Join(r.LogDir, ru.ns+".log")}
 	violate := func(format string, args ...any) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, args...))

@@ -94,6 +94,14 @@ type run struct {
 	proc    *Process
 }
 
+// newRun starts a run of sc by sched in namespace ns, now.
+func (r *Runner) newRun(sc *Scenario, sched Scheduler, ns string) *run {
+	return &run{
+		r: r, sc: sc, sched: sched, ns: ns, start: time.Now(),
+		pods: map[string]*v1.Pod{}, deleted: map[string]bool{}, nodes: map[string]bool{},
+	}
+}
+
 // Run plays one scenario against one scheduler: a fresh namespace, no nodes,
 // a fresh scheduler process. It always cleans up after itself.
 func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result {
@@ -103,14 +111,7 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ru := &run{
-		r: r, sc: sc, sched: sched,
-		ns:      fmt.Sprintf("ch%02d-%s", sched.Chapter, sc.Name),
-		start:   time.Now(),
-		pods:    map[string]*v1.Pod{},
-		deleted: map[string]bool{},
-		nodes:   map[string]bool{},
-	}
+	ru := r.newRun(sc, sched, fmt.Sprintf("ch%02d-%s", sched.Chapter, sc.Name))
 	if sched.Upstream {
 		ru.ns += "-upstream"
 	}
