@@ -20,11 +20,13 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
+	internalcache "minisched/05-event-handler/scheduler/backend/cache"
 	"minisched/05-event-handler/scheduler/framework/plugins/gang"
 	"minisched/05-event-handler/scheduler/framework/plugins/nodecost"
 	"minisched/05-event-handler/scheduler/metrics"
@@ -149,6 +151,18 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// cachedNodes returns what a fresh snapshot of the scheduler's cache shows.
+// The scheduler's own snapshot belongs to its scheduling loop, which may be
+// refreshing it.
+func cachedNodes(t *testing.T, sched *Scheduler) []fwk.NodeInfo {
+	t.Helper()
+	snap := internalcache.NewEmptySnapshot()
+	if err := sched.cache.UpdateSnapshot(klog.Background(), snap); err != nil {
+		t.Fatal(err)
+	}
+	return snap.List()
 }
 
 // assumedPods returns how many pods the cache holds as assumed.
@@ -737,7 +751,7 @@ func TestIdleSchedulerHoldsNothing(t *testing.T) {
 		}
 	}
 	waitUntil(t, "the cache to see the last label change", func() bool {
-		nodes := sched.cache.Snapshot()
+		nodes := cachedNodes(t, sched)
 		return len(nodes) == 1 && nodes[0].Node().Labels["tick"] == fmt.Sprint(ticks-1)
 	})
 	if diff := cmp.Diff(0, held(sched)); diff != "" {

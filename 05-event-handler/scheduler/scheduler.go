@@ -65,6 +65,10 @@ type Scheduler struct {
 	// event handlers, the scheduling loop and the binding goroutines share
 	// it.
 	cache *internalcache.Cache
+	// nodeInfoSnapshot is what the current scheduling cycle sees of the
+	// cache. Only the scheduling loop uses it; the cache refreshes it in
+	// place before each cycle.
+	nodeInfoSnapshot *internalcache.Snapshot
 	// queue holds the pending pods, in the order they arrived.
 	queue *queue.FIFO
 	// bindings counts the binding goroutines, so Run can wait for them.
@@ -108,16 +112,17 @@ func WithGangTimeout(d time.Duration) Option {
 // ends.
 func New(ctx context.Context, client clientset.Interface, recorder events.EventRecorder, opts ...Option) (*Scheduler, error) {
 	s := &Scheduler{
-		client:          client,
-		recorder:        recorder,
-		schedulerName:   DefaultSchedulerName,
-		rand:            rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		clock:           clock.RealClock{},
-		retryDelay:      DefaultRetryDelay,
-		gangTimeout:     gang.DefaultTimeout,
-		informerFactory: NewInformerFactory(client),
-		cache:           internalcache.New(),
-		logger:          klog.FromContext(ctx),
+		client:           client,
+		recorder:         recorder,
+		schedulerName:    DefaultSchedulerName,
+		rand:             rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		clock:            clock.RealClock{},
+		retryDelay:       DefaultRetryDelay,
+		gangTimeout:      gang.DefaultTimeout,
+		informerFactory:  NewInformerFactory(client),
+		cache:            internalcache.New(),
+		nodeInfoSnapshot: internalcache.NewEmptySnapshot(),
+		logger:           klog.FromContext(ctx),
 	}
 	for _, opt := range opts {
 		opt(s)

@@ -221,7 +221,10 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 // The nodes and their pods come from a snapshot of the cache: no call to
 // the apiserver.
 func (sched *Scheduler) schedulePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, error) {
-	nodes := sched.cache.Snapshot()
+	if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
+		return ScheduleResult{}, err
+	}
+	nodes := sched.nodeInfoSnapshot.List()
 	if len(nodes) == 0 {
 		return ScheduleResult{}, ErrNoNodesAvailable
 	}

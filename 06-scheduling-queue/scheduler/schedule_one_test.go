@@ -22,11 +22,13 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
+	internalcache "minisched/06-scheduling-queue/scheduler/backend/cache"
 	"minisched/06-scheduling-queue/scheduler/framework/plugins/gang"
 	"minisched/06-scheduling-queue/scheduler/framework/plugins/nodecost"
 	"minisched/06-scheduling-queue/scheduler/metrics"
@@ -150,6 +152,18 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// cachedNodes returns what a fresh snapshot of the scheduler's cache shows.
+// The scheduler's own snapshot belongs to its scheduling loop, which may be
+// refreshing it.
+func cachedNodes(t *testing.T, sched *Scheduler) []fwk.NodeInfo {
+	t.Helper()
+	snap := internalcache.NewEmptySnapshot()
+	if err := sched.cache.UpdateSnapshot(klog.Background(), snap); err != nil {
+		t.Fatal(err)
+	}
+	return snap.List()
 }
 
 // assumedPods returns how many pods the cache holds as assumed.
@@ -647,7 +661,7 @@ func TestEventMovesUnschedulablePod(t *testing.T) {
 		n.Spec.Taints = []v1.Taint{{Key: "k", Value: "v", Effect: v1.TaintEffectPreferNoSchedule}}
 	})
 	waitUntil(t, "the cache to see the taint", func() bool {
-		nodes := sched.cache.Snapshot()
+		nodes := cachedNodes(t, sched)
 		return len(nodes) == 1 && len(nodes[0].Node().Spec.Taints) == 1
 	})
 	if !inPool() {
@@ -785,7 +799,7 @@ func TestIdleSchedulerHoldsNothing(t *testing.T) {
 		}
 	}
 	waitUntil(t, "the cache to see the last label change", func() bool {
-		nodes := sched.cache.Snapshot()
+		nodes := cachedNodes(t, sched)
 		return len(nodes) == 1 && nodes[0].Node().Labels["tick"] == fmt.Sprint(ticks-1)
 	})
 	if diff := cmp.Diff(0, held(sched)); diff != "" {

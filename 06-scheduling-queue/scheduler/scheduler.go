@@ -70,6 +70,10 @@ type Scheduler struct {
 	// event handlers, the scheduling loop and the binding goroutines share
 	// it.
 	cache *internalcache.Cache
+	// nodeInfoSnapshot is what the current scheduling cycle sees of the
+	// cache. Only the scheduling loop uses it; the cache refreshes it in
+	// place before each cycle.
+	nodeInfoSnapshot *internalcache.Snapshot
 	// queue holds the pending pods: the ones to try, best first, and the ones
 	// that failed, until an event may help them.
 	queue *queue.PriorityQueue
@@ -116,15 +120,16 @@ func WithGangTimeout(d time.Duration) Option {
 // ends.
 func New(ctx context.Context, client clientset.Interface, recorder events.EventRecorder, opts ...Option) (*Scheduler, error) {
 	s := &Scheduler{
-		client:          client,
-		recorder:        recorder,
-		schedulerName:   DefaultSchedulerName,
-		rand:            rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		clock:           clock.RealClock{},
-		gangTimeout:     gang.DefaultTimeout,
-		informerFactory: NewInformerFactory(client),
-		cache:           internalcache.New(),
-		logger:          klog.FromContext(ctx),
+		client:           client,
+		recorder:         recorder,
+		schedulerName:    DefaultSchedulerName,
+		rand:             rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		clock:            clock.RealClock{},
+		gangTimeout:      gang.DefaultTimeout,
+		informerFactory:  NewInformerFactory(client),
+		cache:            internalcache.New(),
+		nodeInfoSnapshot: internalcache.NewEmptySnapshot(),
+		logger:           klog.FromContext(ctx),
 
 		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
 	}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
+	internalcache "minisched/07-backoff/scheduler/backend/cache"
 	"minisched/07-backoff/scheduler/framework/plugins/gang"
 	"minisched/07-backoff/scheduler/framework/plugins/nodecost"
 	"minisched/07-backoff/scheduler/metrics"
@@ -151,6 +152,18 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// cachedNodes returns what a fresh snapshot of the scheduler's cache shows.
+// The scheduler's own snapshot belongs to its scheduling loop, which may be
+// refreshing it.
+func cachedNodes(t *testing.T, sched *Scheduler) []fwk.NodeInfo {
+	t.Helper()
+	snap := internalcache.NewEmptySnapshot()
+	if err := sched.cache.UpdateSnapshot(klog.Background(), snap); err != nil {
+		t.Fatal(err)
+	}
+	return snap.List()
 }
 
 // assumedPods returns how many pods the cache holds as assumed.
@@ -672,7 +685,7 @@ func TestEventMovesUnschedulablePod(t *testing.T) {
 		n.Spec.Taints = []v1.Taint{{Key: "k", Value: "v", Effect: v1.TaintEffectPreferNoSchedule}}
 	})
 	waitUntil(t, "the cache to see the taint", func() bool {
-		nodes := sched.cache.Snapshot()
+		nodes := cachedNodes(t, sched)
 		return len(nodes) == 1 && len(nodes[0].Node().Spec.Taints) == 1
 	})
 	if !inPool() {
@@ -812,7 +825,7 @@ func TestIdleSchedulerHoldsNothing(t *testing.T) {
 		}
 	}
 	waitUntil(t, "the cache to see the last label change", func() bool {
-		nodes := sched.cache.Snapshot()
+		nodes := cachedNodes(t, sched)
 		return len(nodes) == 1 && nodes[0].Node().Labels["tick"] == fmt.Sprint(ticks-1)
 	})
 	if diff := cmp.Diff(0, held(sched)); diff != "" {

@@ -8,14 +8,11 @@ package cache
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
@@ -26,7 +23,14 @@ type Cache struct {
 	mu sync.Mutex
 	// nodes holds a NodeInfo per node name. A NodeInfo may exist without a
 	// node: its pods arrived before the node did, or outlived it.
-	nodes map[string]*framework.NodeInfo
+	nodes map[string]*nodeInfoListItem
+	// headNode is the most recently changed NodeInfo. The items form a list
+	// from the newest change to the oldest, so UpdateSnapshot finds the
+	// NodeInfos changed since its last call without looking at the others.
+	headNode *nodeInfoListItem
+	// numNodes counts the NodeInfos that have a node: the ones a snapshot
+	// lists.
+	numNodes int
 	// pods holds every pod the cache counts: bound ones from the informer,
 	// and assumed ones, by UID.
 	pods map[types.UID]*v1.Pod
@@ -35,22 +39,73 @@ type Cache struct {
 	assumed map[types.UID]bool
 }
 
-// New returns an empty cache.
-func New() *Cache {
-	return &Cache{nodes: map[string]*framework.NodeInfo{}, pods: map[types.UID]*v1.Pod{}, assumed: map[types.UID]bool{}}
+// nodeInfoListItem is a NodeInfo in the cache's list of changes. Every
+// change to a NodeInfo raises its Generation (the framework's NodeInfo does
+// it in AddPod, RemovePod, SetNode and RemoveNode) and moves it to the
+// head, so the list is ordered by Generation, newest first.
+type nodeInfoListItem struct {
+	info       *framework.NodeInfo
+	next, prev *nodeInfoListItem
 }
 
-func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
+// New returns an empty cache.
+func New() *Cache {
+	return &Cache{nodes: map[string]*nodeInfoListItem{}, pods: map[types.UID]*v1.Pod{}, assumed: map[types.UID]bool{}}
+}
+
+// nodeInfo returns the item of the named node, making an empty one if the
+// cache has none.
+func (c *Cache) nodeInfo(name string) *nodeInfoListItem {
 	n, ok := c.nodes[name]
 	if !ok {
-		n = framework.NewNodeInfo()
+		n = &nodeInfoListItem{info: framework.NewNodeInfo()}
 		c.nodes[name] = n
 	}
 	return n
 }
 
+// moveNodeInfoToHead records that n just changed. Call it after every
+// change to n.info.
+func (c *Cache) moveNodeInfoToHead(n *nodeInfoListItem) {
+	if n == c.headNode {
+		return
+	}
+	c.unlink(n)
+	if c.headNode != nil {
+		c.headNode.prev = n
+	}
+	n.next = c.headNode
+	c.headNode = n
+}
+
+// removeNodeInfoFromList forgets the named NodeInfo: it has neither a node
+// nor pods any more.
+func (c *Cache) removeNodeInfoFromList(name string) {
+	n, ok := c.nodes[name]
+	if !ok {
+		return
+	}
+	if n == c.headNode {
+		c.headNode = n.next
+	}
+	c.unlink(n)
+	delete(c.nodes, name)
+}
+
+func (c *Cache) unlink(n *nodeInfoListItem) {
+	if n.prev != nil {
+		n.prev.next = n.next
+	}
+	if n.next != nil {
+		n.next.prev = n.prev
+	}
+	n.next, n.prev = nil, nil
+}
+
 func (c *Cache) addPodLocked(pod *v1.Pod) {
-	c.nodeInfo(pod.Spec.NodeName).AddPod(pod)
+	n := c.nodeInfo(pod.Spec.NodeName)
+	n.info.AddPod(pod)
+	c.moveNodeInfoToHead(n)
 	c.pods[pod.UID] = pod
 }
 
@@ -59,11 +114,13 @@ func (c *Cache) removePodLocked(logger klog.Logger, pod *v1.Pod) error {
 	if !ok {
 		return fmt.Errorf("node %q of pod %s is not in the cache", pod.Spec.NodeName, klog.KObj(pod))
 	}
-	if err := n.RemovePod(logger, pod); err != nil {
+	if err := n.info.RemovePod(logger, pod); err != nil {
 		return err
 	}
-	if n.Node() == nil && len(n.GetPods()) == 0 {
-		delete(c.nodes, pod.Spec.NodeName)
+	if n.info.Node() == nil && len(n.info.GetPods()) == 0 {
+		c.removeNodeInfoFromList(pod.Spec.NodeName)
+	} else {
+		c.moveNodeInfoToHead(n)
 	}
 	delete(c.pods, pod.UID)
 	return nil
@@ -155,7 +212,12 @@ func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
 func (c *Cache) AddNode(node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.nodeInfo(node.Name).SetNode(node)
+	n := c.nodeInfo(node.Name)
+	if n.info.Node() == nil {
+		c.numNodes++
+	}
+	n.info.SetNode(node)
+	c.moveNodeInfoToHead(n)
 }
 
 // UpdateNode records a node's new state.
@@ -171,27 +233,71 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 	if !ok {
 		return
 	}
-	n.RemoveNode()
-	if len(n.GetPods()) == 0 {
-		delete(c.nodes, node.Name)
+	if n.info.Node() != nil {
+		c.numNodes--
+	}
+	n.info.RemoveNode()
+	if len(n.info.GetPods()) == 0 {
+		c.removeNodeInfoFromList(node.Name)
+	} else {
+		c.moveNodeInfoToHead(n)
 	}
 }
 
-// Snapshot returns a copy of every node's NodeInfo, sorted by name, for one
-// scheduling cycle. Later changes to the cache do not show in it. Upstream
-// updates one snapshot incrementally, by NodeInfo generation; copying them
-// all is simpler and fast enough for the clusters of this tutorial.
-func (c *Cache) Snapshot() []fwk.NodeInfo {
+// UpdateSnapshot brings snap up to date for one scheduling cycle. Later
+// changes to the cache do not show in it until the next call.
+//
+// A cycle reads every node, but between two cycles only a few change: the
+// node the last pod was assumed on, and whatever the informers reported.
+// Copying every NodeInfo each cycle would cost as much as the cycle itself
+// on a large cluster, so UpdateSnapshot copies only the NodeInfos changed
+// since snap's generation, walking the list of changes from its head. The
+// list of nodes is rebuilt, and sorted by name, only when a node was added
+// or removed. This is upstream's algorithm, without the extra lists its
+// inter-pod affinity and volume plugins need.
+func (c *Cache) UpdateSnapshot(logger klog.Logger, snap *Snapshot) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]fwk.NodeInfo, 0, len(c.nodes))
-	for _, n := range c.nodes {
-		if n.Node() != nil {
-			out = append(out, n.Snapshot())
+	updateAllLists := false
+	for n := c.headNode; n != nil && n.info.Generation > snap.generation; n = n.next {
+		node := n.info.Node()
+		if node == nil {
+			continue
 		}
+		existing, ok := snap.nodeInfoMap[node.Name]
+		if !ok {
+			updateAllLists = true
+			existing = &framework.NodeInfo{}
+			snap.nodeInfoMap[node.Name] = existing
+		}
+		// The list holds existing, so its content is replaced, not the
+		// pointer.
+		*existing = *n.info.SnapshotConcrete()
 	}
-	sortByName(out)
-	return out
+	if c.headNode != nil {
+		snap.generation = c.headNode.info.Generation
+	}
+	// Every node the cache has is in the map now, so a map larger than the
+	// cache holds nodes deleted since the last call.
+	if len(snap.nodeInfoMap) > c.numNodes {
+		for name := range snap.nodeInfoMap {
+			if n, ok := c.nodes[name]; !ok || n.info.Node() == nil {
+				delete(snap.nodeInfoMap, name)
+			}
+		}
+		updateAllLists = true
+	}
+	if updateAllLists {
+		snap.updateNodeInfoList()
+	}
+	if len(snap.nodeInfoList) != c.numNodes {
+		// This would be a bug in the cache. The next cycle starts afresh.
+		err := fmt.Errorf("the snapshot lists %d nodes, the cache has %d", len(snap.nodeInfoList), c.numNodes)
+		logger.Error(err, "Snapshot is not consistent, rebuilding it")
+		*snap = *NewEmptySnapshot()
+		return err
+	}
+	return nil
 }
 
 // Dump returns the pods the cache holds and which of them are assumed, for
@@ -206,10 +312,4 @@ func (c *Cache) Dump() (pods []types.UID, assumed []types.UID) {
 		assumed = append(assumed, uid)
 	}
 	return pods, assumed
-}
-
-// sortByName orders NodeInfos by node name, so every snapshot lists the
-// nodes in the same order, as the apiserver's List did in earlier chapters.
-func sortByName(nodes []fwk.NodeInfo) {
-	slices.SortFunc(nodes, func(a, b fwk.NodeInfo) int { return strings.Compare(a.Node().Name, b.Node().Name) })
 }

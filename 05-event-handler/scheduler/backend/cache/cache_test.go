@@ -1,10 +1,13 @@
 package cache
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,9 +30,9 @@ func pod(name, nodeName string) *v1.Pod {
 }
 
 // view is what a snapshot shows: node -> its pods' names.
-func view(c *Cache) map[string][]string {
+func view(snap *Snapshot) map[string][]string {
 	out := map[string][]string{}
-	for _, n := range c.Snapshot() {
+	for _, n := range snap.List() {
 		names := []string{}
 		for _, p := range n.GetPods() {
 			names = append(names, p.GetPod().Name)
@@ -38,6 +41,14 @@ func view(c *Cache) map[string][]string {
 		out[n.Node().Name] = names
 	}
 	return out
+}
+
+// fresh returns a snapshot of c built from nothing: every NodeInfo copied.
+func fresh(t *testing.T, c *Cache) *Snapshot {
+	t.Helper()
+	snap := NewEmptySnapshot()
+	must(t, c.UpdateSnapshot(logger(t), snap))
+	return snap
 }
 
 func TestCache(t *testing.T) {
@@ -118,7 +129,7 @@ func TestCache(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New()
 			tt.ops(t, c)
-			if diff := cmp.Diff(tt.want, view(c)); diff != "" {
+			if diff := cmp.Diff(tt.want, view(fresh(t, c))); diff != "" {
 				t.Errorf("snapshot (-want, +got):\n%s", diff)
 			}
 			if _, assumed := c.Dump(); len(assumed) != tt.wantAssumed {
@@ -129,15 +140,205 @@ func TestCache(t *testing.T) {
 }
 
 // TestSnapshotIsACopy: a cycle's snapshot does not change when the cache
-// does.
+// does, until the next UpdateSnapshot.
 func TestSnapshotIsACopy(t *testing.T) {
 	c := New()
 	c.AddNode(node("a"))
-	snap := c.Snapshot()
+	snap := fresh(t, c)
 	must(t, c.AddPod(logger(t), pod("p", "a")))
-	if n := len(snap[0].GetPods()); n != 0 {
+	if n := len(snap.List()[0].GetPods()); n != 0 {
 		t.Errorf("the snapshot taken before the pod arrived shows %d pods", n)
 	}
+	must(t, c.UpdateSnapshot(logger(t), snap))
+	if n := len(snap.List()[0].GetPods()); n != 1 {
+		t.Errorf("the updated snapshot shows %d pods, want 1", n)
+	}
+}
+
+// TestUpdateSnapshot starts from a snapshot of nodes a and b, with pod p on
+// a, makes changes, and updates the snapshot. Only the NodeInfos the
+// changes touched may be copied, and the result must be what a snapshot
+// built from nothing shows, with the nodes sorted by name.
+func TestUpdateSnapshot(t *testing.T) {
+	tests := []struct {
+		name       string
+		ops        func(t *testing.T, c *Cache)
+		wantCopied []string
+		wantNodes  []string
+	}{
+		{
+			name:      "nothing changed: nothing is copied",
+			ops:       func(t *testing.T, c *Cache) {},
+			wantNodes: []string{"a", "b"},
+		},
+		{
+			name:       "a pod bound to b",
+			ops:        func(t *testing.T, c *Cache) { must(t, c.AddPod(logger(t), pod("q", "b"))) },
+			wantCopied: []string{"b"},
+			wantNodes:  []string{"a", "b"},
+		},
+		{
+			name:       "a pod assumed on b",
+			ops:        func(t *testing.T, c *Cache) { must(t, c.AssumePod(pod("q", "b"))) },
+			wantCopied: []string{"b"},
+			wantNodes:  []string{"a", "b"},
+		},
+		{
+			name:       "a pod removed from a",
+			ops:        func(t *testing.T, c *Cache) { must(t, c.RemovePod(logger(t), pod("p", "a"))) },
+			wantCopied: []string{"a"},
+			wantNodes:  []string{"a", "b"},
+		},
+		{
+			name:       "a node's labels changed",
+			ops:        func(t *testing.T, c *Cache) { c.UpdateNode(nil, withLabel(node("b"), "disk", "ssd")) },
+			wantCopied: []string{"b"},
+			wantNodes:  []string{"a", "b"},
+		},
+		{
+			name:       "a node added between the others joins the sorted list",
+			ops:        func(t *testing.T, c *Cache) { c.AddNode(node("aa")) },
+			wantCopied: []string{"aa"},
+			wantNodes:  []string{"a", "aa", "b"},
+		},
+		{
+			name:      "a deleted node with a pod on it leaves",
+			ops:       func(t *testing.T, c *Cache) { c.RemoveNode(node("a")) },
+			wantNodes: []string{"b"},
+		},
+		{
+			name:      "a deleted empty node leaves",
+			ops:       func(t *testing.T, c *Cache) { c.RemoveNode(node("b")) },
+			wantNodes: []string{"a"},
+		},
+		{
+			name: "a node deleted and added again under the same name is copied",
+			ops: func(t *testing.T, c *Cache) {
+				c.RemoveNode(node("b"))
+				c.AddNode(withLabel(node("b"), "new", "yes"))
+			},
+			wantCopied: []string{"b"},
+			wantNodes:  []string{"a", "b"},
+		},
+		{
+			name:      "a pod bound to a node the cache has not seen shows nowhere",
+			ops:       func(t *testing.T, c *Cache) { must(t, c.AddPod(logger(t), pod("q", "late"))) },
+			wantNodes: []string{"a", "b"},
+		},
+		{
+			name: "a node whose pod came first is copied with it",
+			ops: func(t *testing.T, c *Cache) {
+				must(t, c.AddPod(logger(t), pod("q", "late")))
+				c.AddNode(node("late"))
+			},
+			wantCopied: []string{"late"},
+			wantNodes:  []string{"a", "b", "late"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New()
+			c.AddNode(node("a"))
+			c.AddNode(node("b"))
+			must(t, c.AddPod(logger(t), pod("p", "a")))
+			snap := fresh(t, c)
+			// A copy carries the cache's Generation, so a NodeInfo whose
+			// Generation is still 0 afterwards was left alone.
+			for _, n := range snap.nodeInfoMap {
+				n.Generation = 0
+			}
+			tt.ops(t, c)
+			must(t, c.UpdateSnapshot(logger(t), snap))
+
+			copied := []string{}
+			nodes := []string{}
+			for _, n := range snap.List() {
+				nodes = append(nodes, n.Node().Name)
+				if n.GetGeneration() != 0 {
+					copied = append(copied, n.Node().Name)
+				}
+			}
+			if diff := cmp.Diff(tt.wantNodes, nodes); diff != "" {
+				t.Errorf("nodes listed (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantCopied, copied, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("NodeInfos copied (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(view(fresh(t, c)), view(snap)); diff != "" {
+				t.Errorf("the updated snapshot differs from a new one (-new, +updated):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUpdateSnapshotMatchesACopy plays random changes on a few nodes and
+// pods, and after every few of them checks that the snapshot the scheduler
+// keeps updating shows what a snapshot built from nothing shows: the same
+// nodes in the same order, with the same pods and requested resources.
+func TestUpdateSnapshotMatchesACopy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := New()
+	snap := NewEmptySnapshot()
+	nodes := []string{"n0", "n1", "n2", "n3", "n4"}
+	bound := map[string]*v1.Pod{}
+	assumed := map[string]*v1.Pod{}
+	for step := range 5000 {
+		name := fmt.Sprintf("p%d", rng.IntN(30))
+		nodeName := nodes[rng.IntN(len(nodes))]
+		switch op := rng.IntN(7); {
+		case op == 0:
+			c.AddNode(withLabel(node(nodeName), "step", fmt.Sprint(step)))
+		case op == 1:
+			c.RemoveNode(node(nodeName))
+		case bound[name] == nil && assumed[name] == nil && op == 2:
+			must(t, c.AddPod(logger(t), pod(name, nodeName)))
+			bound[name] = pod(name, nodeName)
+		case bound[name] == nil && assumed[name] == nil:
+			must(t, c.AssumePod(pod(name, nodeName)))
+			assumed[name] = pod(name, nodeName)
+		case assumed[name] != nil && op < 4:
+			must(t, c.ForgetPod(logger(t), assumed[name]))
+			delete(assumed, name)
+		case assumed[name] != nil:
+			// The informer confirms it, on the node it was assumed on.
+			must(t, c.AddPod(logger(t), assumed[name]))
+			bound[name] = assumed[name]
+			delete(assumed, name)
+		case op < 4:
+			must(t, c.RemovePod(logger(t), bound[name]))
+			delete(bound, name)
+		default:
+			must(t, c.UpdatePod(logger(t), bound[name], pod(name, nodeName)))
+			bound[name] = pod(name, nodeName)
+		}
+		if step%3 != 0 {
+			continue
+		}
+		must(t, c.UpdateSnapshot(logger(t), snap))
+		want := fresh(t, c)
+		if diff := cmp.Diff(summary(want), summary(snap)); diff != "" {
+			t.Fatalf("step %d: the updated snapshot differs from a new one (-new, +updated):\n%s", step, diff)
+		}
+	}
+}
+
+// summary is what a cycle reads of a snapshot, in its order.
+func summary(snap *Snapshot) []string {
+	out := []string{}
+	for _, n := range snap.List() {
+		names := []string{}
+		for _, p := range n.GetPods() {
+			names = append(names, p.GetPod().Name)
+		}
+		sort.Strings(names)
+		out = append(out, fmt.Sprintf("%s step=%s cpu=%d pods=%v", n.Node().Name, n.Node().Labels["step"], n.GetRequested().GetMilliCPU(), names))
+	}
+	return out
+}
+
+func withLabel(n *v1.Node, key, value string) *v1.Node {
+	n.Labels = map[string]string{key: value}
+	return n
 }
 
 func TestErrors(t *testing.T) {
