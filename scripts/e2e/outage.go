@@ -13,22 +13,23 @@ import (
 )
 
 // OutageConfig sizes the lost-apiserver probe that follows each chaos run.
-// The chaos run's own restart is short, and what the scheduler logs during
-// it is luck. The probe makes it certain: it stops kube-apiserver while
-// the scheduler is binding, and keeps it down for MinDown and until the
-// scheduler has logged a refused connection, or for MaxDown.
+// The chaos run's own restart of kube-apiserver is short, and what the
+// scheduler logs during it is luck. The probe makes the loss certain: it
+// cuts the scheduler off from kube-apiserver (a partition) while the
+// scheduler is binding, for MinDown and until the scheduler has logged a
+// refused connection, or for MaxDown.
 //
-// What the scheduler logs is client-go's: its reflectors fail to list and
-// watch ("connection refused"), back off and retry. Bindings do not fail:
-// the stopping apiserver answers the requests still arriving on its open
-// connection with 503 and Retry-After, and client-go retries those through
-// the client's rate limiter, so at QPS requests a second a queue of
-// Bindings waits out the outage and is sent after the restart.
+// What the scheduler logs is client-go's. The cut ends the informers'
+// watches; the reflectors watch again at once (watches skip the rate
+// limiter), are refused, log it and retry with a growing delay. Bindings
+// mostly survive the cut unseen: the DefaultBinder retries a refused one
+// up to four times, and each try waits its turn in the rate limiter, about
+// eleven seconds at QPS requests a second.
 type OutageConfig struct {
 	Nodes, Pods      int
 	QPS              int
 	MinDown, MaxDown time.Duration
-	// Wait bounds the time for every pod to be bound after the restart.
+	// Wait bounds the time for every pod to be bound after the cut.
 	Wait time.Duration
 }
 
@@ -37,31 +38,38 @@ var DefaultOutage = OutageConfig{Nodes: 4, Pods: 60, QPS: 5, MinDown: 5 * time.S
 
 // OutageReport is what the probe saw.
 type OutageReport struct {
+	// Pods counts the pods created, the one created after the cut included.
 	Pods int
-	// BoundBefore is how many pods were bound when the apiserver went down,
-	// Bound how many at the end.
+	// BoundBefore is how many pods were bound at the cut, Bound how many
+	// at the end.
 	BoundBefore, Bound int
 	// Errors counts the lines the scheduler logged about refused
-	// connections from the stop on (outageLine).
+	// connections from the cut on (outageLine).
 	Errors int
-	// Down is how long kube-apiserver was down.
+	// Down is how long the scheduler was cut off.
 	Down              time.Duration
 	Bindings, Refused int
 	Violations        []string
 	Log               string
 }
 
-// Outage runs sched with a slow client, stops kube-apiserver while the
-// scheduler is binding, and starts it again once the scheduler has logged a
-// refused connection. The scheduler must log it, stay up, and bind every
-// pod exactly once afterwards.
+// Outage runs sched with a slow client through a partition, cuts it off
+// from kube-apiserver while it is binding, and restores the connection once
+// the scheduler has logged a refused connection. The scheduler must log it,
+// stay up, bind every pod exactly once afterwards, and bind a pod created
+// after the cut ended, which it can only learn of if its informers resumed
+// their watches.
 func (r *Runner) Outage(ctx context.Context, sched Scheduler, cfg OutageConfig) OutageReport {
 	ru := r.newRun(&Scenario{Name: "outage"}, sched, fmt.Sprintf("outage-%02d", sched.Chapter))
-	rep := OutageReport{Pods: cfg.Pods, Log: filepath.Join(r.LogDir, ru.ns+".log")}
+	rep := OutageReport{Pods: cfg.Pods + 1, Log: filepath.Join(r.LogDir, ru.ns+".log")}
 	violate := func(format string, args ...any) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, args...))
 	}
-	from, err := playOutage(ctx, ru, cfg, &rep)
+	p, err := partitionKubeconfig(r.Cluster.Kubeconfig, filepath.Join(r.LogDir, ru.ns+".kubeconfig"))
+	var from int64
+	if err == nil {
+		from, err = playOutage(ctx, ru, p, cfg, &rep)
+	}
 	if err != nil {
 		violate("%v", err)
 	}
@@ -72,11 +80,14 @@ func (r *Runner) Outage(ctx context.Context, sched Scheduler, cfg OutageConfig) 
 			violate("%v", err)
 		}
 	}
+	if p != nil {
+		p.Close()
+	}
 	if err == nil {
 		if rep.Errors, err = countLines(rep.Log, from, outageLine); err != nil {
 			violate("reading the scheduler log: %v", err)
 		} else if rep.Errors == 0 {
-			violate("the scheduler logged no refused connection in the %s kube-apiserver was down", rep.Down.Round(time.Second))
+			violate("the scheduler logged no refused connection in the %s it was cut off", rep.Down.Round(time.Second))
 		}
 		if bindings, _, err := readAudit(r.Cluster.AuditLog, ru.ns, ru.start); err != nil {
 			violate("reading the audit log: %v", err)
@@ -90,10 +101,10 @@ func (r *Runner) Outage(ctx context.Context, sched Scheduler, cfg OutageConfig) 
 	return rep
 }
 
-// playOutage creates the nodes and pods, starts the scheduler, and restarts
-// the apiserver once BoundBefore pods are bound. It returns the size of the
-// scheduler's log when the apiserver went down.
-func playOutage(ctx context.Context, ru *run, cfg OutageConfig, rep *OutageReport) (int64, error) {
+// playOutage creates the nodes and pods, starts the scheduler through p,
+// cuts p once BoundBefore pods are bound, restores it, and creates one more
+// pod. It returns the size of the scheduler's log at the cut.
+func playOutage(ctx context.Context, ru *run, p *partition, cfg OutageConfig, rep *OutageReport) (int64, error) {
 	client := ru.r.Client
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ru.ns}}, metav1.CreateOptions{}); err != nil {
 		return 0, fmt.Errorf("creating the namespace: %w", err)
@@ -113,7 +124,10 @@ func playOutage(ctx context.Context, ru *run, cfg OutageConfig, rep *OutageRepor
 		return 0, err
 	}
 	qps := strconv.Itoa(cfg.QPS)
-	if ru.proc, err = StartScheduler(ru.sched, ru.r.Cluster.Kubeconfig, []string{"--kube-api-qps=" + qps, "--kube-api-burst=1"}, rep.Log); err != nil {
+	// At -v=4 the reflectors log each failed watch ("Watch failed -
+	// backing off"), so a cut always shows in the log.
+	extra := []string{"-v=4", "--kube-api-qps=" + qps, "--kube-api-burst=1"}
+	if ru.proc, err = StartScheduler(ru.sched, filepath.Join(ru.r.LogDir, ru.ns+".kubeconfig"), extra, rep.Log); err != nil {
 		return 0, err
 	}
 	if err := ru.proc.WaitServing(); err != nil {
@@ -145,32 +159,33 @@ func playOutage(ctx context.Context, ru *run, cfg OutageConfig, rep *OutageRepor
 	if err != nil {
 		return 0, err
 	}
-	if err := ru.r.Cluster.StopAPIServer(); err != nil {
-		return 0, err
-	}
-	stopped := time.Now()
-	for time.Since(stopped) < cfg.MaxDown && !ru.proc.Exited() {
-		if n, err := countLines(rep.Log, info.Size(), outageLine); err != nil || (n > 0 && time.Since(stopped) >= cfg.MinDown) {
+	p.Cut()
+	cut := time.Now()
+	for time.Since(cut) < cfg.MaxDown && !ru.proc.Exited() {
+		if n, err := countLines(rep.Log, info.Size(), outageLine); err != nil || (n > 0 && time.Since(cut) >= cfg.MinDown) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	rep.Down = time.Since(stopped)
-	if err := ru.r.Cluster.StartAPIServer(); err != nil {
+	rep.Down = time.Since(cut)
+	if err := p.Restore(); err != nil {
 		return 0, err
 	}
 	if rep.BoundBefore >= cfg.Pods {
-		return 0, fmt.Errorf("all %d pods were bound before kube-apiserver went down; the probe proves nothing", cfg.Pods)
+		return 0, fmt.Errorf("all %d pods were bound before the cut; the probe proves nothing", cfg.Pods)
+	}
+	if _, err := client.CoreV1().Pods(ru.ns).Create(ctx, makePod(ru.ns, "pod-after-cut", PodSpec{CPU: "100m", Memory: "128Mi"}), metav1.CreateOptions{}); err != nil {
+		return 0, err
 	}
 	waitCtx, cancel = context.WithTimeout(ctx, cfg.Wait)
 	defer cancel()
-	err = poll(waitCtx, "every pod to be bound after the restart", func() (bool, string, error) {
+	err = poll(waitCtx, "every pod to be bound after the cut", func() (bool, string, error) {
 		if ru.proc.Exited() {
 			return false, "", fmt.Errorf("the scheduler exited: %v", ru.proc.Err())
 		}
 		n, err := bound()
 		rep.Bound = n
-		return n == cfg.Pods, fmt.Sprintf("%d of %d bound", n, cfg.Pods), err
+		return n == rep.Pods, fmt.Sprintf("%d of %d bound", n, rep.Pods), err
 	})
 	return info.Size(), err
 }

@@ -89,8 +89,8 @@ func run() error {
 		fmt.Printf("    %d errors logged while kube-apiserver was down\n", rep.OutageErrors)
 		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
 		out := h.Runner.Outage(ctx, sched, e2e.DefaultOutage)
-		fmt.Printf("    lost apiserver: %d pods at %d requests/s, kube-apiserver down for %s once %d were bound; %d refused-connection lines logged, %d of %d bound after (%d Bindings accepted, %d refused)\n",
-			out.Pods, e2e.DefaultOutage.QPS, out.Down.Round(100*time.Millisecond), out.BoundBefore, out.Errors, out.Bound, out.Pods, out.Bindings, out.Refused)
+		fmt.Printf("    lost apiserver: %d pods at %d requests/s, cut off from kube-apiserver for %s once %d were bound; %d refused-connection lines logged, %d of %d bound after, 1 of them created after the cut (%d Bindings accepted, %d refused)\n",
+			out.Pods-1, e2e.DefaultOutage.QPS, out.Down.Round(100*time.Millisecond), out.BoundBefore, out.Errors, out.Bound, out.Pods, out.Bindings, out.Refused)
 		for _, v := range rep.Violations {
 			fmt.Println("    violation: " + v)
 		}
