@@ -342,6 +342,18 @@ func logEntries(logs ktesting.Underlier, message string) []map[string]string {
 	return out
 }
 
+// scheduledDecision says whether the scheduler has logged that it
+// scheduled pod. The binding goroutine logs it once the Binding returns, so
+// a test that sees the pod bound may still be ahead of the line.
+func scheduledDecision(logs ktesting.Underlier, pod string) bool {
+	for _, kv := range logEntries(logs, "Scheduling decision") {
+		if kv["pod"] == pod && kv["result"] == "scheduled" {
+			return true
+		}
+	}
+	return false
+}
+
 // decisions counts the "Scheduling decision" lines logged for a pod: its
 // attempts so far.
 func decisions(logs ktesting.Underlier, pod string) int {

@@ -100,8 +100,8 @@ func TestSchedulingQueue(t *testing.T) {
 		labelNode(ctx, t, admin, "node-b", "disk", "hdd")
 		waitFor(ctx, t, "a second attempt of wants-ssd", func() (bool, error) { return decisions(logs, ns+"/wants-ssd") >= 2, nil })
 		labelNode(ctx, t, admin, "node-b", "disk", "ssd")
-		waitFor(ctx, t, "wants-ssd to be bound", func() (bool, error) {
-			return getPod(ctx, t, admin, ns, "wants-ssd").Spec.NodeName == "node-b", nil
+		waitFor(ctx, t, "wants-ssd to be bound, and its decision logged", func() (bool, error) {
+			return getPod(ctx, t, admin, ns, "wants-ssd").Spec.NodeName == "node-b" && scheduledDecision(logs, ns+"/wants-ssd"), nil
 		})
 		if diff := cmp.Diff(3, decisions(logs, ns+"/wants-ssd")); diff != "" {
 			t.Errorf("attempts of wants-ssd: the first, one after each label change (-want, +got):\n%s", diff)

@@ -109,8 +109,8 @@ func TestSchedulingQueue(t *testing.T) {
 			t.Errorf("attempts of wants-ssd after the label change that does not help (-want, +got):\n%s", diff)
 		}
 		labelNode(ctx, t, admin, "node-b", "disk", "ssd")
-		waitFor(ctx, t, "wants-ssd to be bound", func() (bool, error) {
-			return getPod(ctx, t, admin, ns, "wants-ssd").Spec.NodeName == "node-b", nil
+		waitFor(ctx, t, "wants-ssd to be bound, and its decision logged", func() (bool, error) {
+			return getPod(ctx, t, admin, ns, "wants-ssd").Spec.NodeName == "node-b" && scheduledDecision(logs, ns+"/wants-ssd"), nil
 		})
 		if diff := cmp.Diff(2, decisions(logs, ns+"/wants-ssd")); diff != "" {
 			t.Errorf("attempts of wants-ssd: the first, and one after the label change that helps (-want, +got):\n%s", diff)
