@@ -249,9 +249,10 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 //
 // A cycle reads every node, but between two cycles only a few change: the
 // node the last pod was assumed on, and whatever the informers reported.
-// Copying every NodeInfo each cycle would cost as much as the cycle itself
-// on a large cluster, so UpdateSnapshot copies only the NodeInfos changed
-// since snap's generation, walking the list of changes from its head. The
+// Copying every NodeInfo each cycle costs nearly as much as filtering and
+// scoring them on a large cluster, so UpdateSnapshot copies only the
+// NodeInfos changed since snap's generation, walking the list of changes
+// from its head. The
 // list of nodes is rebuilt, and sorted by name, only when a node was added
 // or removed. This is upstream's algorithm, without the extra lists its
 // inter-pod affinity and volume plugins need.
