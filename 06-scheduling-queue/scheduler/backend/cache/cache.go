@@ -252,10 +252,9 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 // Copying every NodeInfo each cycle costs nearly as much as filtering and
 // scoring them on a large cluster, so UpdateSnapshot copies only the
 // NodeInfos changed since snap's generation, walking the list of changes
-// from its head. The
-// list of nodes is rebuilt, and sorted by name, only when a node was added
-// or removed. This is upstream's algorithm, without the extra lists its
-// inter-pod affinity and volume plugins need.
+// from its head. The list of nodes is rebuilt, and sorted by name, only
+// when a node was added or removed. This is upstream's algorithm, without
+// the extra lists its inter-pod affinity and volume plugins need.
 func (c *Cache) UpdateSnapshot(logger klog.Logger, snap *Snapshot) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
