@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -258,7 +259,7 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, pod *v1.Pod
 	}
 	sched.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
 	condition := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: err.Error()}
-	if err := sched.updatePod(ctx, pod, condition); err != nil && !apierrors.IsNotFound(err) {
+	if err := updatePod(ctx, sched.client, pod, condition, metav1.NewTime(sched.clock.Now())); err != nil && !apierrors.IsNotFound(err) {
 		logger.Error(err, "Updating the pod's PodScheduled condition failed")
 	}
 	sched.scheduleRetry(ctx, pod)
@@ -267,9 +268,9 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, pod *v1.Pod
 // updatePod sets a condition in the pod's status with a strategic merge
 // patch, so it does not overwrite what others changed meanwhile. Like
 // upstream's updatePod, it sends nothing when the condition is already set.
-func (sched *Scheduler) updatePod(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition) error {
+func updatePod(ctx context.Context, client clientset.Interface, pod *v1.Pod, condition *v1.PodCondition, now metav1.Time) error {
 	newStatus := pod.Status.DeepCopy()
-	if !updatePodCondition(newStatus, condition, metav1.NewTime(sched.clock.Now())) {
+	if !updatePodCondition(newStatus, condition, now) {
 		return nil
 	}
 	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
@@ -284,7 +285,7 @@ func (sched *Scheduler) updatePod(ctx context.Context, pod *v1.Pod, condition *v
 	if err != nil {
 		return err
 	}
-	_, err = sched.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }
 

@@ -2,7 +2,7 @@ package scheduler
 
 // This file mirrors the assume/forget part of
 // pkg/scheduler/backend/cache/cache.go of k8s.io/kubernetes: AssumePod,
-// ForgetPod, FinishBinding and IsAssumedPod. Upstream's cache also holds
+// ForgetPod and IsAssumedPod. Upstream's cache also holds
 // every node and bound pod, fed by informers; that is chapter 05. Here it
 // holds only what the apiserver cannot tell yet: the pods this scheduler has
 // placed but not finished binding.
@@ -47,9 +47,12 @@ func (c *cache) ForgetPod(pod *v1.Pod) {
 	delete(c.assumed, pod.UID)
 }
 
-// FinishBinding records that the Binding succeeded: from now on the
-// apiserver lists the pod on its node, so it need not be assumed.
-func (c *cache) FinishBinding(pod *v1.Pod) {
+// MarkBound records that the Binding succeeded: from now on the apiserver
+// lists the pod on its node, so it need not be assumed. Upstream v1.37.1's
+// cache has no such call: a pod stays assumed until the informer delivers
+// it bound, which confirms it (AddPod, chapter 05). Without an informer,
+// this chapter records the binding itself.
+func (c *cache) MarkBound(pod *v1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.assumed, pod.UID)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -128,7 +129,7 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 	if status := sched.framework.RunBindPlugins(ctx, state, assumedPod, host); !status.IsSuccess() {
 		return fmt.Errorf("binding rejected: %w", status.AsError())
 	}
-	sched.cache.FinishBinding(assumedPod)
+	sched.cache.MarkBound(assumedPod)
 	sched.framework.RunPostBindPlugins(ctx, state, assumedPod, host)
 	return nil
 }
@@ -138,6 +139,13 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 // which case that is reported and nothing is left to do.
 func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.CycleState, assumedPod *v1.Pod, attempt int, err error) {
 	sched.unreserveAndForget(ctx, state, assumedPod)
+	if ctx.Err() != nil {
+		// The scheduler is stopping: the pod did not fail, so it gets no
+		// decision, no event and no status; it is simply not bound, and
+		// the next scheduler to run will schedule it.
+		klog.FromContext(ctx).V(3).Info("Binding cycle stopped: the scheduler is stopping")
+		return
+	}
 	pod, getErr := sched.client.CoreV1().Pods(assumedPod.Namespace).Get(ctx, assumedPod.Name, metav1.GetOptions{})
 	if getErr == nil && pod.UID != assumedPod.UID {
 		getErr = apierrors.NewNotFound(v1.Resource("pods"), assumedPod.Name)
@@ -354,7 +362,7 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, pod *v1.Pod
 	}
 	sched.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
 	condition := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: err.Error()}
-	if err := sched.updatePod(ctx, pod, condition); err != nil && !apierrors.IsNotFound(err) {
+	if err := updatePod(ctx, sched.client, pod, condition, metav1.NewTime(sched.clock.Now())); err != nil && !apierrors.IsNotFound(err) {
 		logger.Error(err, "Updating the pod's PodScheduled condition failed")
 	}
 	sched.scheduleRetry(ctx, pod)
@@ -363,9 +371,9 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, pod *v1.Pod
 // updatePod sets a condition in the pod's status with a strategic merge
 // patch, so it does not overwrite what others changed meanwhile. Like
 // upstream's updatePod, it sends nothing when the condition is already set.
-func (sched *Scheduler) updatePod(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition) error {
+func updatePod(ctx context.Context, client clientset.Interface, pod *v1.Pod, condition *v1.PodCondition, now metav1.Time) error {
 	newStatus := pod.Status.DeepCopy()
-	if !updatePodCondition(newStatus, condition, metav1.NewTime(sched.clock.Now())) {
+	if !updatePodCondition(newStatus, condition, now) {
 		return nil
 	}
 	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
@@ -380,7 +388,7 @@ func (sched *Scheduler) updatePod(ctx context.Context, pod *v1.Pod, condition *v
 	if err != nil {
 		return err
 	}
-	_, err = sched.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }
 

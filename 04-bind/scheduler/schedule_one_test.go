@@ -20,6 +20,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -318,7 +319,7 @@ func TestScheduleOne(t *testing.T) {
 			recorder := events.NewFakeRecorder(10)
 			sched := newTestScheduler(t, ctx, client, recorder, WithSchedulerName(profile), WithRand(rand.New(rand.NewPCG(1, 2))))
 			if tt.boundAlready {
-				sched.cache.FinishBinding(pod)
+				sched.cache.MarkBound(pod)
 			}
 			before := map[string]float64{}
 			for _, r := range []string{metrics.ScheduledResult, metrics.UnschedulableResult, metrics.ErrorResult} {
@@ -605,7 +606,7 @@ func TestAssumedPodHoldsItsNode(t *testing.T) {
 	if got := len(sched.cache.AssumedPods()); got != 0 {
 		t.Errorf("assumed pods after the timeout = %d, want 0", got)
 	}
-	if diff := cmp.Diff("False Unschedulable: 0/1 nodes are available: 1 rejected: plugin Gang did not allow the pod within 10s.", podScheduledCondition(t, ctx, client, waiter)); diff != "" {
+	if diff := cmp.Diff("False Unschedulable: 0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang.", podScheduledCondition(t, ctx, client, waiter)); diff != "" {
 		t.Errorf("condition of the timed-out pod (-want, +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string(nil), bindings(client)); diff != "" {
@@ -668,5 +669,102 @@ func TestPodDeletedWhileBinding(t *testing.T) {
 	}
 	if sched.isWaiting(pod) {
 		t.Error("a deleted pod was set up for a retry")
+	}
+}
+
+// waitUntil polls cond every 10 ms, for five seconds at most, and fails
+// the test, saying what it waited for, if cond never holds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestGangTimedOutSlotIsNotReused: a member whose wait at Permit timed out
+// is rejected, but stays in the waiting map until its binding goroutine
+// reads the verdict. The next member must not count it: if it did, it
+// would allow a pod that is already rejected and go on alone, binding one
+// member of a gang of two.
+func TestGangTimedOutSlotIsNotReused(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	clock := testingclock.NewFakeClock(time.Now())
+	sched := newTestScheduler(t, ctx, fake.NewClientset(makeNode("node").obj()), events.NewFakeRecorder(100), WithClock(clock), WithGangTimeout(10*time.Second))
+	first, second := gangPod("first", "g", 2).node("node").obj(), gangPod("second", "g", 2).node("node").obj()
+
+	if s := sched.framework.RunPermitPlugins(ctx, framework.NewCycleState(), first, "node"); !s.IsWait() {
+		t.Fatalf("the first member's Permit = %v, want Wait", s)
+	}
+	clock.Step(10 * time.Second)
+	timedOut := sched.framework.waitingPods.get(first.UID)
+	waitUntil(t, "the first member's deadline to reject it", func() bool { return len(timedOut.verdict) == 1 })
+
+	s := sched.framework.RunPermitPlugins(ctx, framework.NewCycleState(), second, "node")
+	if diff := cmp.Diff(fwk.Wait.String(), s.Code().String()); diff != "" {
+		t.Errorf("the second member's Permit, after the first timed out (-want, +got):\n%s", diff)
+	}
+	if v := <-timedOut.verdict; !v.IsRejected() {
+		t.Errorf("the first member's verdict = %v, want rejected", v)
+	}
+	sched.framework.waitingPods.remove(first.UID)
+	if wp := sched.framework.waitingPods.get(second.UID); wp != nil {
+		wp.Reject("", "test over")
+		sched.framework.waitingPods.remove(second.UID)
+	}
+}
+
+// newBufferedTestContext returns a context whose logger keeps its entries,
+// for tests that count what the scheduler logged.
+func newBufferedTestContext(t *testing.T) context.Context {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(5)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// decisionsFor counts the "Scheduling decision" lines logged for the pod in
+// ctx's buffered log.
+func decisionsFor(ctx context.Context, pod *v1.Pod) int {
+	n := 0
+	for _, e := range klog.FromContext(ctx).GetSink().(ktesting.Underlier).GetBuffer().Data() {
+		for i := 0; e.Message == "Scheduling decision" && i+1 < len(e.WithKVList); i += 2 {
+			if e.WithKVList[i] == "pod" && fmt.Sprint(e.WithKVList[i+1]) == pod.Namespace+"/"+pod.Name {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestShutdownIsQuiet: a pod waiting at Permit when the scheduler stops is
+// let go quietly: no decision, no FailedScheduling status, no error.
+func TestShutdownIsQuiet(t *testing.T) {
+	ctx, cancel := context.WithCancel(newBufferedTestContext(t))
+	pod := gangPod("waiting", "g", 2).obj()
+	client := fake.NewClientset(makeNode("node").obj(), pod)
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+	errorsBefore := attempts(t, metrics.ErrorResult, DefaultSchedulerName)
+	done := make(chan struct{})
+	go func() { sched.Run(ctx); close(done) }()
+	waitUntil(t, "the pod to wait at Permit", func() bool { return len(sched.framework.waitingPods.list()) == 1 })
+	cancel()
+	<-done
+	if diff := cmp.Diff(0, decisionsFor(ctx, pod)); diff != "" {
+		t.Errorf("decisions (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("", podScheduledCondition(t, context.Background(), client, pod)); diff != "" {
+		t.Errorf("PodScheduled condition (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(errorsBefore, attempts(t, metrics.ErrorResult, DefaultSchedulerName)); diff != "" {
+		t.Errorf("error attempts (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(0, len(sched.cache.AssumedPods())); diff != "" {
+		t.Errorf("assumed pods (-want, +got):\n%s", diff)
 	}
 }

@@ -385,6 +385,10 @@ func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state fwk.Cy
 // pod is registered as waiting, with one deadline per such plugin, and the
 // result is Wait: the binding cycle then blocks in WaitOnPermit.
 func (f *Framework) RunPermitPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	// No deadline may reject a waiting pod while the plugins decide: see
+	// waitingPods.permitMu.
+	f.waitingPods.permitMu.Lock()
+	defer f.waitingPods.permitMu.Unlock()
 	waitTimes := map[string]time.Duration{}
 	var waitStatus *fwk.Status
 	for _, pl := range f.permitPlugins {
@@ -401,7 +405,7 @@ func (f *Framework) RunPermitPlugins(ctx context.Context, state fwk.CycleState, 
 		}
 	}
 	if waitStatus != nil {
-		f.waitingPods.add(newWaitingPod(pod, waitTimes, f.clock))
+		f.waitingPods.add(newWaitingPod(pod, waitTimes, f.clock, &f.waitingPods.permitMu))
 		return waitStatus
 	}
 	return nil
@@ -472,6 +476,8 @@ func (f *Framework) RunPostBindPlugins(ctx context.Context, state fwk.CycleState
 // RejectWaitingPod rejects a pod if it waits at Permit, as when it is
 // deleted meanwhile.
 func (f *Framework) RejectWaitingPod(uid types.UID) bool {
+	f.waitingPods.permitMu.Lock()
+	defer f.waitingPods.permitMu.Unlock()
 	if wp := f.waitingPods.get(uid); wp != nil {
 		return wp.Reject("", "the pod was deleted")
 	}

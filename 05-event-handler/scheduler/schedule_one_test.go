@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"k8s.io/apimachinery/pkg/watch"
 	internalcache "minisched/05-event-handler/scheduler/backend/cache"
 	"minisched/05-event-handler/scheduler/framework/plugins/gang"
 	"minisched/05-event-handler/scheduler/framework/plugins/nodecost"
@@ -655,7 +657,7 @@ func TestAssumedPodHoldsItsNode(t *testing.T) {
 	if got := assumedPods(sched); got != 0 {
 		t.Errorf("assumed pods after the timeout = %d, want 0", got)
 	}
-	if diff := cmp.Diff("False Unschedulable: 0/1 nodes are available: 1 rejected: plugin Gang did not allow the pod within 10s.", podScheduledCondition(t, ctx, client, waiter)); diff != "" {
+	if diff := cmp.Diff("False Unschedulable: 0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang.", podScheduledCondition(t, ctx, client, waiter)); diff != "" {
 		t.Errorf("condition of the timed-out pod (-want, +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string(nil), bindings(client)); diff != "" {
@@ -756,5 +758,203 @@ func TestIdleSchedulerHoldsNothing(t *testing.T) {
 	})
 	if diff := cmp.Diff(0, held(sched)); diff != "" {
 		t.Errorf("what the queue holds after %d events with nothing pending (-want, +got):\n%s", ticks, diff)
+	}
+}
+
+// TestGangTimedOutSlotIsNotReused: a member whose wait at Permit timed out
+// is rejected, but stays in the waiting map until its binding goroutine
+// reads the verdict. The next member must not count it: if it did, it
+// would allow a pod that is already rejected and go on alone, binding one
+// member of a gang of two.
+func TestGangTimedOutSlotIsNotReused(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	clock := testingclock.NewFakeClock(time.Now())
+	sched := newTestScheduler(t, ctx, fake.NewClientset(makeNode("node").obj()), events.NewFakeRecorder(100), WithClock(clock), WithGangTimeout(10*time.Second))
+	first, second := gangPod("first", "g", 2).node("node").obj(), gangPod("second", "g", 2).node("node").obj()
+
+	if s := sched.framework.RunPermitPlugins(ctx, framework.NewCycleState(), first, "node"); !s.IsWait() {
+		t.Fatalf("the first member's Permit = %v, want Wait", s)
+	}
+	clock.Step(10 * time.Second)
+	timedOut := sched.framework.waitingPods.get(first.UID)
+	waitUntil(t, "the first member's deadline to reject it", func() bool { return len(timedOut.verdict) == 1 })
+
+	s := sched.framework.RunPermitPlugins(ctx, framework.NewCycleState(), second, "node")
+	if diff := cmp.Diff(fwk.Wait.String(), s.Code().String()); diff != "" {
+		t.Errorf("the second member's Permit, after the first timed out (-want, +got):\n%s", diff)
+	}
+	if v := <-timedOut.verdict; !v.IsRejected() {
+		t.Errorf("the first member's verdict = %v, want rejected", v)
+	}
+	sched.framework.waitingPods.remove(first.UID)
+	if wp := sched.framework.waitingPods.get(second.UID); wp != nil {
+		wp.Reject("", "test over")
+		sched.framework.waitingPods.remove(second.UID)
+	}
+}
+
+// newBufferedTestContext returns a context whose logger keeps its entries,
+// for tests that count what the scheduler logged.
+func newBufferedTestContext(t *testing.T) context.Context {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(5)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// decisionsFor counts the "Scheduling decision" lines logged for the pod in
+// ctx's buffered log.
+func decisionsFor(ctx context.Context, pod *v1.Pod) int {
+	n := 0
+	for _, e := range klog.FromContext(ctx).GetSink().(ktesting.Underlier).GetBuffer().Data() {
+		for i := 0; e.Message == "Scheduling decision" && i+1 < len(e.WithKVList); i += 2 {
+			if e.WithKVList[i] == "pod" && fmt.Sprint(e.WithKVList[i+1]) == pod.Namespace+"/"+pod.Name {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// controlledPodWatch makes the fake clientset's pod watches ones the test
+// controls: cut ends the current watch, and the next one fails as expired,
+// so the informer's reflector lists the pods again, as after a real
+// watch that dropped while the apiserver compacted its history.
+type controlledPodWatch struct {
+	mu       sync.Mutex
+	current  *watch.FakeWatcher
+	failNext bool
+}
+
+func newControlledPodWatch(client *fake.Clientset) *controlledPodWatch {
+	w := &controlledPodWatch{}
+	client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.failNext {
+			w.failNext = false
+			return true, nil, apierrors.NewResourceExpired("too old resource version")
+		}
+		w.current = watch.NewFake()
+		return true, w.current, nil
+	})
+	return w
+}
+
+// cut ends the current watch; the informer relists.
+func (w *controlledPodWatch) cut() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failNext = true
+	if w.current != nil {
+		w.current.Stop()
+	}
+}
+
+// requestedMilliCPU returns the CPU the cache counts on every node.
+func requestedMilliCPU(t *testing.T, sched *Scheduler) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for _, n := range cachedNodes(t, sched) {
+		out[n.Node().Name] = n.GetRequested().GetMilliCPU()
+	}
+	return out
+}
+
+// TestTombstoneFreesAssumedPod: a pod is bound but still assumed (the
+// informer has not confirmed it), the watch drops, the pod is deleted, and
+// the relist hands over a DeletedFinalStateUnknown whose last-seen copy has
+// no node. The cache must drop the assumed pod and free its node, as
+// upstream's deletePod does for any tombstone.
+func TestTombstoneFreesAssumedPod(t *testing.T) {
+	ctx := testContext(t)
+	pod := makePod("p").req("1").obj()
+	client := fake.NewClientset(makeNode("node").obj(), pod)
+	podWatch := newControlledPodWatch(client)
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+
+	sched.scheduleOnePod(ctx, pod, 1)
+	sched.bindings.Wait()
+	if diff := cmp.Diff([]string{"default/p->node"}, bindings(client)); diff != "" {
+		t.Fatalf("bindings (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(1, assumedPods(sched)); diff != "" {
+		t.Fatalf("assumed pods before the deletion (-want, +got):\n%s", diff)
+	}
+	if err := client.Tracker().Delete(v1.SchemeGroupVersion.WithResource("pods"), "default", "p"); err != nil {
+		t.Fatal(err)
+	}
+	podWatch.cut()
+	waitUntil(t, "the relist to drop the assumed pod", func() bool { return assumedPods(sched) == 0 })
+	if diff := cmp.Diff(map[string]int64{"node": 0}, requestedMilliCPU(t, sched)); diff != "" {
+		t.Errorf("requested CPU after the tombstone (-want, +got):\n%s", diff)
+	}
+	if pods, _ := sched.cache.Dump(); len(pods) != 0 {
+		t.Errorf("the cache still holds %d pods", len(pods))
+	}
+}
+
+// TestPodDeletedWhileInBind: an assumed pod is deleted while its Binding is
+// on its way. The deletion frees its node at once, as upstream's
+// handleAssumedPodDeletion does, not only when the Binding fails.
+func TestPodDeletedWhileInBind(t *testing.T) {
+	ctx := testContext(t)
+	pod := makePod("p").req("1").obj()
+	client := fake.NewClientset(makeNode("node").obj(), pod)
+	inBind, release := make(chan struct{}), make(chan struct{})
+	client.PrependReactor("create", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		close(inBind)
+		<-release
+		return true, nil, apierrors.NewNotFound(v1.Resource("pods"), "p")
+	})
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+	sched.scheduleOnePod(ctx, pod, 1)
+	<-inBind
+	// Through the tracker: the fake clientset holds its lock while the
+	// Binding's reactor waits.
+	if err := client.Tracker().Delete(v1.SchemeGroupVersion.WithResource("pods"), "default", "p"); err != nil {
+		t.Fatal(err)
+	}
+	defer close(release)
+	waitUntil(t, "the deletion to free the assumed pod's node", func() bool { return assumedPods(sched) == 0 })
+	if diff := cmp.Diff(map[string]int64{"node": 0}, requestedMilliCPU(t, sched)); diff != "" {
+		t.Errorf("requested CPU while the Binding is in flight (-want, +got):\n%s", diff)
+	}
+	release <- struct{}{}
+	sched.bindings.Wait()
+	if diff := cmp.Diff(0, assumedPods(sched)); diff != "" {
+		t.Errorf("assumed pods after the failed Binding (-want, +got):\n%s", diff)
+	}
+}
+
+// TestShutdownIsQuiet: a pod waiting at Permit when the scheduler stops is
+// let go quietly: no decision, no FailedScheduling status, no error.
+func TestShutdownIsQuiet(t *testing.T) {
+	ctx, cancel := context.WithCancel(newBufferedTestContext(t))
+	pod := gangPod("waiting", "g", 2).obj()
+	client := fake.NewClientset(makeNode("node").obj(), pod)
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+	errorsBefore := attempts(t, metrics.ErrorResult, DefaultSchedulerName)
+	done := make(chan struct{})
+	go func() { sched.Run(ctx); close(done) }()
+	waitUntil(t, "the pod to wait at Permit", func() bool { return len(sched.framework.waitingPods.list()) == 1 })
+	cancel()
+	<-done
+	if diff := cmp.Diff(0, decisionsFor(ctx, pod)); diff != "" {
+		t.Errorf("decisions (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("", podScheduledCondition(t, context.Background(), client, pod)); diff != "" {
+		t.Errorf("PodScheduled condition (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(errorsBefore, attempts(t, metrics.ErrorResult, DefaultSchedulerName)); diff != "" {
+		t.Errorf("error attempts (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(0, assumedPods(sched)); diff != "" {
+		t.Errorf("assumed pods (-want, +got):\n%s", diff)
 	}
 }

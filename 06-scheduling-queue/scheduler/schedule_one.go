@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -143,7 +144,6 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 	if status := sched.framework.RunBindPlugins(ctx, state, assumedPod, host); !status.IsSuccess() {
 		return fmt.Errorf("binding rejected: %w", status.AsError())
 	}
-	sched.cache.FinishBinding(assumedPod)
 	sched.framework.RunPostBindPlugins(ctx, state, assumedPod, host)
 	return nil
 }
@@ -158,6 +158,13 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.CycleState, assumedPodInfo *framework.QueuedPodInfo, err error) {
 	assumedPod := assumedPodInfo.Pod
 	sched.unreserveAndForget(ctx, state, assumedPod)
+	if ctx.Err() != nil {
+		// The scheduler is stopping: the pod did not fail, so it gets no
+		// decision, no event and no status; it is simply not bound, and
+		// the next scheduler to run will schedule it.
+		klog.FromContext(ctx).V(3).Info("Binding cycle stopped: the scheduler is stopping")
+		return
+	}
 	sched.queue.MoveAllToActiveOrBackoffQueue(klog.FromContext(ctx), framework.EventAssignedPodDelete, nil)
 	pod, getErr := sched.podLister.Pods(assumedPod.Namespace).Get(assumedPod.Name)
 	if getErr != nil || pod.UID != assumedPod.UID {
@@ -201,10 +208,6 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 		return "pod is already bound"
 	case pod.DeletionTimestamp != nil:
 		return "pod is being deleted"
-	case len(pod.Spec.SchedulingGates) > 0:
-		// The apiserver refuses to bind a gated pod; it is scheduled once
-		// the last gate is removed, which arrives as an update.
-		return "pod has scheduling gates"
 	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:
 		return "pod has terminated"
 	case sched.cache.IsAssumedPod(pod):
@@ -386,7 +389,7 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *fr
 		podInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
 		podInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins
 	}
-	if err := sched.queue.AddUnschedulableIfNotPresent(logger, podInfo); err != nil {
+	if err := sched.queue.AddUnschedulablePodIfNotPresent(logger, podInfo); err != nil {
 		// An update of the pod that arrived during its scheduling cycle
 		// queued its new version already; that one is tried next.
 		logger.V(3).Info("Pod not requeued", "err", err)
@@ -399,7 +402,7 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *fr
 	}
 	sched.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
 	condition := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: err.Error()}
-	if err := sched.updatePod(ctx, cached, condition); err != nil && !apierrors.IsNotFound(err) {
+	if err := updatePod(ctx, sched.client, cached, condition, metav1.NewTime(sched.clock.Now())); err != nil && !apierrors.IsNotFound(err) {
 		logger.Error(err, "Updating the pod's PodScheduled condition failed")
 	}
 }
@@ -407,9 +410,9 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *fr
 // updatePod sets a condition in the pod's status with a strategic merge
 // patch, so it does not overwrite what others changed meanwhile. Like
 // upstream's updatePod, it sends nothing when the condition is already set.
-func (sched *Scheduler) updatePod(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition) error {
+func updatePod(ctx context.Context, client clientset.Interface, pod *v1.Pod, condition *v1.PodCondition, now metav1.Time) error {
 	newStatus := pod.Status.DeepCopy()
-	if !updatePodCondition(newStatus, condition, metav1.NewTime(sched.clock.Now())) {
+	if !updatePodCondition(newStatus, condition, now) {
 		return nil
 	}
 	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
@@ -424,7 +427,7 @@ func (sched *Scheduler) updatePod(ctx context.Context, pod *v1.Pod, condition *v
 	if err != nil {
 		return err
 	}
-	_, err = sched.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }
 

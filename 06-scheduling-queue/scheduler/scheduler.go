@@ -149,7 +149,8 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 	s.queue = queue.NewPriorityQueue(fw.QueueSortFunc(),
 		queue.WithClock(s.clock),
 		queue.WithPodMaxInUnschedulablePodsDuration(s.podMaxInUnschedulablePodsDuration),
-		queue.WithClusterEventMap(eventMap))
+		queue.WithClusterEventMap(eventMap),
+		queue.WithPreEnqueuePlugins(fw.PreEnqueuePlugins()))
 	if err := addAllEventHandlers(s, s.informerFactory); err != nil {
 		return nil, err
 	}

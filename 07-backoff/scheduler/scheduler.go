@@ -177,7 +177,8 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 		queue.WithPodMaxInUnschedulablePodsDuration(s.podMaxInUnschedulablePodsDuration),
 		queue.WithPodInitialBackoffDuration(s.podInitialBackoffDuration),
 		queue.WithPodMaxBackoffDuration(s.podMaxBackoffDuration),
-		queue.WithClusterEventMap(eventMap))
+		queue.WithClusterEventMap(eventMap),
+		queue.WithPreEnqueuePlugins(fw.PreEnqueuePlugins()))
 	if err := addAllEventHandlers(s, s.informerFactory); err != nil {
 		return nil, err
 	}

@@ -22,35 +22,14 @@ import (
 // and keeps their registrations, whose HasSynced says when a handler has
 // seen every object of the informer's first list.
 func addAllEventHandlers(sched *Scheduler, informerFactory informers.SharedInformerFactory) error {
-	pods := informerFactory.Core().V1().Pods().Informer()
-	// Bound pods (anyone's) feed the cache: they use their node's room.
-	reg, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
-		FilterFunc: func(obj any) bool {
-			pod := podOf(obj)
-			return pod != nil && assignedPod(pod)
-		},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    sched.addPodToCache,
-			UpdateFunc: sched.updatePodInCache,
-			DeleteFunc: sched.deletePodFromCache,
-		},
-	})
-	if err != nil {
-		return err
-	}
-	sched.registrations = append(sched.registrations, reg)
-	// Pending pods for this scheduler feed the queue. When a pod gets its
-	// node it stops matching the filter, and the handler sees a Delete.
-	reg, err = pods.AddEventHandler(cache.FilteringResourceEventHandler{
-		FilterFunc: func(obj any) bool {
-			pod := podOf(obj)
-			return pod != nil && !assignedPod(pod) && sched.responsibleForPod(pod)
-		},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    sched.addPodToSchedulingQueue,
-			UpdateFunc: sched.updatePodInSchedulingQueue,
-			DeleteFunc: sched.deletePodFromSchedulingQueue,
-		},
+	// One handler sees every pod, so each pod's events reach the cache and
+	// the queue in the order the informer delivers them. (Two filtering
+	// handlers, one for the queue and one for the cache, would each run
+	// in a goroutine of its own, with no order between them.)
+	reg, err := informerFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    sched.addPod,
+		UpdateFunc: sched.updatePod,
+		DeleteFunc: sched.deletePod,
 	})
 	if err != nil {
 		return err
@@ -68,19 +47,6 @@ func addAllEventHandlers(sched *Scheduler, informerFactory informers.SharedInfor
 	return nil
 }
 
-// podOf unwraps a pod from an informer event, including the final state of
-// a pod whose deletion the informer missed (DeletedFinalStateUnknown).
-func podOf(obj any) *v1.Pod {
-	switch t := obj.(type) {
-	case *v1.Pod:
-		return t
-	case cache.DeletedFinalStateUnknown:
-		pod, _ := t.Obj.(*v1.Pod)
-		return pod
-	}
-	return nil
-}
-
 func nodeOf(obj any) *v1.Node {
 	switch t := obj.(type) {
 	case *v1.Node:
@@ -92,8 +58,79 @@ func nodeOf(obj any) *v1.Node {
 	return nil
 }
 
-func (sched *Scheduler) addPodToSchedulingQueue(obj any) {
-	pod := podOf(obj)
+// addPod routes a new pod: a pending pod of this scheduler to the queue, a
+// bound pod (anyone's) to the cache, where it uses its node's room.
+func (sched *Scheduler) addPod(obj any) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok {
+		sched.logger.Error(nil, "Cannot convert to *v1.Pod", "obj", obj)
+		return
+	}
+	if sched.responsibleForPod(pod) && !assignedPod(pod) {
+		sched.addPodToSchedulingQueue(pod)
+	}
+	if assignedPod(pod) {
+		sched.addAssignedPodToCache(pod)
+	}
+}
+
+// updatePod routes a pod's change. A pod that gets its node in this update
+// was just bound: the cache adds it (which confirms an assumed pod), and
+// the queue forgets it, in that order.
+func (sched *Scheduler) updatePod(oldObj, newObj any) {
+	oldPod, ok := oldObj.(*v1.Pod)
+	if !ok {
+		sched.logger.Error(nil, "Cannot convert oldObj to *v1.Pod", "oldObj", oldObj)
+		return
+	}
+	newPod, ok := newObj.(*v1.Pod)
+	if !ok {
+		sched.logger.Error(nil, "Cannot convert newObj to *v1.Pod", "newObj", newObj)
+		return
+	}
+	switch {
+	case assignedPod(oldPod):
+		sched.updateAssignedPodInCache(oldPod, newPod)
+	case assignedPod(newPod):
+		sched.addAssignedPodToCache(newPod)
+		if sched.responsibleForPod(oldPod) {
+			// Bound by us, the pod is in no queue; bound by someone else,
+			// it may be, and must leave it.
+			sched.deletePodFromSchedulingQueue(oldPod, true)
+		}
+	case sched.responsibleForPod(oldPod):
+		sched.updatePodInSchedulingQueue(oldPod, newPod)
+	}
+}
+
+// deletePod routes a pod's deletion. When the informer missed the deletion
+// (its watch dropped) it hands over the last state it saw, which may be
+// stale: a pod that looked pending may have been bound, or assumed, since.
+// So the cache is cleaned up whatever that state says, as upstream does.
+func (sched *Scheduler) deletePod(obj any) {
+	switch t := obj.(type) {
+	case *v1.Pod:
+		if assignedPod(t) {
+			sched.deleteAssignedPodFromCache(t)
+		} else if sched.responsibleForPod(t) {
+			sched.deletePodFromSchedulingQueue(t, false)
+		}
+	case cache.DeletedFinalStateUnknown:
+		pod, ok := t.Obj.(*v1.Pod)
+		if !ok {
+			sched.logger.Error(nil, "Cannot convert to *v1.Pod", "obj", t.Obj)
+			return
+		}
+		sched.deleteAssignedPodFromCache(pod)
+		if sched.responsibleForPod(pod) {
+			sched.deletePodFromSchedulingQueue(pod, false)
+		}
+	default:
+		sched.logger.Error(nil, "Unable to handle object", "obj", obj)
+	}
+}
+
+func (sched *Scheduler) addPodToSchedulingQueue(pod *v1.Pod) {
 	sched.logger.V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
 	sched.queue.Add(sched.logger, pod)
 	// A new pending pod may be what a waiting pod needs: the member its gang
@@ -102,31 +139,57 @@ func (sched *Scheduler) addPodToSchedulingQueue(obj any) {
 	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, framework.EventUnscheduledPodAdd, nil, pod, nil)
 }
 
-func (sched *Scheduler) updatePodInSchedulingQueue(oldObj, newObj any) {
-	oldPod, newPod := podOf(oldObj), podOf(newObj)
+func (sched *Scheduler) updatePodInSchedulingQueue(oldPod, newPod *v1.Pod) {
 	// A resync delivers the same version twice: nothing changed.
 	if oldPod.ResourceVersion == newPod.ResourceVersion {
 		return
 	}
 	// An assumed pod is being bound; it is in no queue, and must not be
-	// queued again.
+	// queued again. If its deletion has just begun, its room is freed now.
 	if sched.cache.IsAssumedPod(newPod) {
+		if newPod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
+			sched.handleAssumedPodDeletion(newPod)
+		}
 		return
 	}
 	sched.logger.V(4).Info("Update event for unscheduled pod", "pod", klog.KObj(newPod))
 	sched.queue.Update(sched.logger, oldPod, newPod)
 }
 
-func (sched *Scheduler) deletePodFromSchedulingQueue(obj any) {
-	pod := podOf(obj)
+// deletePodFromSchedulingQueue removes a pod from the queue. inBinding says
+// the pod left the queue's view because it was bound, not deleted: then
+// there is nothing more to do.
+func (sched *Scheduler) deletePodFromSchedulingQueue(pod *v1.Pod, inBinding bool) {
 	sched.logger.V(3).Info("Delete event for unscheduled pod", "pod", klog.KObj(pod))
 	sched.queue.Delete(pod)
-	// A pod deleted while it waits at Permit must not be bound.
-	sched.framework.RejectWaitingPod(pod.UID)
+	if inBinding {
+		return
+	}
+	if sched.cache.IsAssumedPod(pod) {
+		sched.handleAssumedPodDeletion(pod)
+	}
 }
 
-func (sched *Scheduler) addPodToCache(obj any) {
-	pod := podOf(obj)
+// handleAssumedPodDeletion frees the room of an assumed pod that was
+// deleted, at once: pending pods must not wait for its binding cycle to
+// fail. A pod waiting at Permit is rejected, and its binding cycle forgets
+// it. A pod past Permit (in PreBind or Bind) is removed from the cache
+// here; its Binding will fail, the pod being gone.
+func (sched *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
+	assumedPod, ok := sched.cache.GetPod(pod)
+	if !ok {
+		// Its binding cycle has forgotten it already.
+		return
+	}
+	if !sched.framework.RejectWaitingPod(assumedPod.UID) {
+		if err := sched.cache.RemoveAssumedPod(sched.logger, assumedPod); err != nil {
+			sched.logger.Error(err, "Scheduler cache RemoveAssumedPod failed", "pod", klog.KObj(assumedPod))
+		}
+	}
+	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, framework.EventAssignedPodDelete, assumedPod, nil, nil)
+}
+
+func (sched *Scheduler) addAssignedPodToCache(pod *v1.Pod) {
 	sched.logger.V(3).Info("Add event for scheduled pod", "pod", klog.KObj(pod))
 	if err := sched.cache.AddPod(sched.logger, pod); err != nil {
 		sched.logger.Error(err, "Scheduler cache AddPod failed", "pod", klog.KObj(pod))
@@ -134,8 +197,7 @@ func (sched *Scheduler) addPodToCache(obj any) {
 	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, framework.EventAssignedPodAdd, nil, pod, nil)
 }
 
-func (sched *Scheduler) updatePodInCache(oldObj, newObj any) {
-	oldPod, newPod := podOf(oldObj), podOf(newObj)
+func (sched *Scheduler) updateAssignedPodInCache(oldPod, newPod *v1.Pod) {
 	sched.logger.V(4).Info("Update event for scheduled pod", "pod", klog.KObj(oldPod))
 	if err := sched.cache.UpdatePod(sched.logger, oldPod, newPod); err != nil {
 		sched.logger.Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
@@ -147,8 +209,7 @@ func (sched *Scheduler) updatePodInCache(oldObj, newObj any) {
 	}
 }
 
-func (sched *Scheduler) deletePodFromCache(obj any) {
-	pod := podOf(obj)
+func (sched *Scheduler) deleteAssignedPodFromCache(pod *v1.Pod) {
 	sched.logger.V(3).Info("Delete event for scheduled pod", "pod", klog.KObj(pod))
 	if err := sched.cache.RemovePod(sched.logger, pod); err != nil {
 		sched.logger.Error(err, "Scheduler cache RemovePod failed", "pod", klog.KObj(pod))

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -33,6 +34,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/schedulinggates"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/utils/clock"
@@ -52,6 +54,7 @@ var Registry = map[string]PluginFactory{
 	queuesort.Name: func(ctx context.Context, args runtime.Object, h fwk.Handle, _ feature.Features) (fwk.Plugin, error) {
 		return queuesort.New(ctx, args, h)
 	},
+	schedulinggates.Name:                 schedulinggates.New,
 	nodeunschedulable.Name:               nodeunschedulable.New,
 	nodename.Name:                        nodename.New,
 	tainttoleration.Name:                 tainttoleration.New,
@@ -77,6 +80,7 @@ const NodeCostWeight = 5
 // Framework holds the enabled plugins of each extension point, in the order
 // upstream's default profile lists them, and runs them.
 type Framework struct {
+	preEnqueuePlugins []fwk.PreEnqueuePlugin
 	queueSortPlugins  []fwk.QueueSortPlugin
 	preFilterPlugins  []fwk.PreFilterPlugin
 	filterPlugins     []fwk.FilterPlugin
@@ -135,10 +139,12 @@ func (h *handle) RejectWaitingPod(uid types.UID) bool {
 //
 // The plugins need a framework Handle (for the client, among others).
 // frameworkruntime.NewFramework with no registry and no profile returns a
-// bare one; its background goroutines end with ctx. The clock times Permit
-// waits, and gangTimeout is how long a gang member waits for the others.
-func NewFramework(ctx context.Context, client clientset.Interface, clk clock.WithDelayedExecution, gangTimeout time.Duration) (*Framework, error) {
-	bare, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithClientSet(client))
+// bare one, which serves the informer factory to the plugins (the Gang
+// plugin lists a gang's members); its background goroutines end with ctx.
+// The clock times Permit waits, and gangTimeout is how long a gang member
+// waits for the others.
+func NewFramework(ctx context.Context, client clientset.Interface, informerFactory informers.SharedInformerFactory, clk clock.WithDelayedExecution, gangTimeout time.Duration) (*Framework, error) {
+	bare, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithClientSet(client), frameworkruntime.WithInformerFactory(informerFactory))
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +176,9 @@ func NewFramework(ctx context.Context, client clientset.Interface, clk clock.Wit
 			return nil, fmt.Errorf("initializing plugin %q: %w", p, err)
 		}
 		f.fillEnqueueExtensions(pl)
+		if pl, ok := pl.(fwk.PreEnqueuePlugin); ok {
+			f.preEnqueuePlugins = append(f.preEnqueuePlugins, pl)
+		}
 		if pl, ok := pl.(fwk.QueueSortPlugin); ok {
 			f.queueSortPlugins = append(f.queueSortPlugins, pl)
 		}
@@ -207,10 +216,16 @@ func NewFramework(ctx context.Context, client clientset.Interface, clk clock.Wit
 	}
 	// TaintToleration, NodeAffinity and NodeResourcesFit both filter and
 	// score.
-	if n := len(f.queueSortPlugins) + len(f.filterPlugins) + len(f.scorePlugins) - 3 + len(f.bindPlugins) + len(f.permitPlugins); n != len(Registry) {
+	if n := len(f.preEnqueuePlugins) + len(f.queueSortPlugins) + len(f.filterPlugins) + len(f.scorePlugins) - 3 + len(f.bindPlugins) + len(f.permitPlugins); n != len(Registry) {
 		return nil, fmt.Errorf("upstream's default profile does not enable every plugin of this chapter: %d of %d found", n, len(Registry))
 	}
 	return f, nil
+}
+
+// PreEnqueuePlugins returns the plugins that may hold a pod back before it
+// enters activeQ; the queue runs them.
+func (f *Framework) PreEnqueuePlugins() []fwk.PreEnqueuePlugin {
+	return f.preEnqueuePlugins
 }
 
 // QueueSortFunc returns the Less of the QueueSort plugin, which orders the
@@ -445,6 +460,10 @@ func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state fwk.Cy
 // pod is registered as waiting, with one deadline per such plugin, and the
 // result is Wait: the binding cycle then blocks in WaitOnPermit.
 func (f *Framework) RunPermitPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	// No deadline may reject a waiting pod while the plugins decide: see
+	// waitingPods.permitMu.
+	f.waitingPods.permitMu.Lock()
+	defer f.waitingPods.permitMu.Unlock()
 	waitTimes := map[string]time.Duration{}
 	var waitStatus *fwk.Status
 	for _, pl := range f.permitPlugins {
@@ -461,7 +480,7 @@ func (f *Framework) RunPermitPlugins(ctx context.Context, state fwk.CycleState, 
 		}
 	}
 	if waitStatus != nil {
-		f.waitingPods.add(newWaitingPod(pod, waitTimes, f.clock))
+		f.waitingPods.add(newWaitingPod(pod, waitTimes, f.clock, &f.waitingPods.permitMu))
 		return waitStatus
 	}
 	return nil
@@ -532,6 +551,8 @@ func (f *Framework) RunPostBindPlugins(ctx context.Context, state fwk.CycleState
 // RejectWaitingPod rejects a pod if it waits at Permit, as when it is
 // deleted meanwhile.
 func (f *Framework) RejectWaitingPod(uid types.UID) bool {
+	f.waitingPods.permitMu.Lock()
+	defer f.waitingPods.permitMu.Unlock()
 	if wp := f.waitingPods.get(uid); wp != nil {
 		return wp.Reject("", "the pod was deleted")
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -72,11 +73,17 @@ func (sched *Scheduler) scheduleOnePod(ctx context.Context, podInfo *framework.Q
 	// to the next ones, for this pod and this attempt only: from PreFilter
 	// to Filter, from PreScore to Score, and on into the binding cycle.
 	state := framework.NewCycleState()
+	// A plugin may name pods that are worth trying at once (the Gang
+	// plugin, a waiting member's siblings); the queue activates them when
+	// the cycle succeeds.
+	podsToActivate := framework.NewPodsToActivate()
+	state.Write(framework.PodsToActivateKey, podsToActivate)
 	result, assumedPod, err := sched.schedulingCycle(ctx, state, pod)
 	if err != nil {
 		sched.handleSchedulingFailure(ctx, podInfo, err)
 		return
 	}
+	sched.activatePods(ctx, podsToActivate)
 	// The binding cycle works on its own copy: podInfo's pod is the one
 	// without a node.
 	assumedPodInfo := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: assumedPod}, QueueingParams: podInfo.QueueingParams}
@@ -151,9 +158,26 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 	if status := sched.framework.RunBindPlugins(ctx, state, assumedPod, host); !status.IsSuccess() {
 		return fmt.Errorf("binding rejected: %w", status.AsError())
 	}
-	sched.cache.FinishBinding(assumedPod)
 	sched.framework.RunPostBindPlugins(ctx, state, assumedPod, host)
+	if c, err := state.Read(framework.PodsToActivateKey); err == nil {
+		if podsToActivate, ok := c.(*framework.PodsToActivate); ok {
+			sched.activatePods(ctx, podsToActivate)
+		}
+	}
 	return nil
+}
+
+// activatePods hands the pods that plugins named to the queue, which moves
+// them to activeQ at once, and empties the list, as upstream does at the
+// end of a successful scheduling cycle and of a binding cycle.
+func (sched *Scheduler) activatePods(ctx context.Context, podsToActivate *framework.PodsToActivate) {
+	podsToActivate.Lock()
+	defer podsToActivate.Unlock()
+	if len(podsToActivate.Map) == 0 {
+		return
+	}
+	sched.queue.Activate(klog.FromContext(ctx), podsToActivate.Map)
+	podsToActivate.Map = map[string]*v1.Pod{}
 }
 
 // handleBindingCycleError undoes the assume and deals with the pod: it is
@@ -171,6 +195,14 @@ func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.C
 	assumedPod := assumedPodInfo.Pod
 	logger := klog.FromContext(ctx)
 	sched.unreserveAndForget(ctx, state, assumedPod)
+	if ctx.Err() != nil {
+		// The scheduler is stopping: the pod did not fail, so it gets no
+		// decision, no event and no status; it is simply not bound, and
+		// the next scheduler to run will schedule it.
+		logger.V(3).Info("Binding cycle stopped: the scheduler is stopping")
+		sched.queue.Done(logger, assumedPod.UID)
+		return
+	}
 	var fitErr *framework.FitError
 	if errors.As(err, &fitErr) {
 		defer sched.queue.MoveAllToActiveOrBackoffQueue(logger, framework.EventAssignedPodDelete, assumedPod, nil, func(pod *v1.Pod) bool {
@@ -222,10 +254,6 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 		return "pod is already bound"
 	case pod.DeletionTimestamp != nil:
 		return "pod is being deleted"
-	case len(pod.Spec.SchedulingGates) > 0:
-		// The apiserver refuses to bind a gated pod; it is scheduled once
-		// the last gate is removed, which arrives as an update.
-		return "pod has scheduling gates"
 	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:
 		return "pod has terminated"
 	case sched.cache.IsAssumedPod(pod):
@@ -413,7 +441,7 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *fr
 		podInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
 		podInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins
 	}
-	if err := sched.queue.AddUnschedulableIfNotPresent(logger, podInfo, sched.queue.SchedulingCycle()); err != nil {
+	if err := sched.queue.AddUnschedulablePodIfNotPresent(logger, podInfo, sched.queue.SchedulingCycle()); err != nil {
 		// An update of the pod that arrived during its scheduling cycle
 		// queued its new version already; that one is tried next.
 		logger.V(3).Info("Pod not requeued", "err", err)
@@ -426,7 +454,7 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *fr
 	}
 	sched.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
 	condition := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: err.Error()}
-	if err := sched.updatePod(ctx, cached, condition); err != nil && !apierrors.IsNotFound(err) {
+	if err := updatePod(ctx, sched.client, cached, condition, metav1.NewTime(sched.clock.Now())); err != nil && !apierrors.IsNotFound(err) {
 		logger.Error(err, "Updating the pod's PodScheduled condition failed")
 	}
 }
@@ -434,9 +462,9 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *fr
 // updatePod sets a condition in the pod's status with a strategic merge
 // patch, so it does not overwrite what others changed meanwhile. Like
 // upstream's updatePod, it sends nothing when the condition is already set.
-func (sched *Scheduler) updatePod(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition) error {
+func updatePod(ctx context.Context, client clientset.Interface, pod *v1.Pod, condition *v1.PodCondition, now metav1.Time) error {
 	newStatus := pod.Status.DeepCopy()
-	if !updatePodCondition(newStatus, condition, metav1.NewTime(sched.clock.Now())) {
+	if !updatePodCondition(newStatus, condition, now) {
 		return nil
 	}
 	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
@@ -451,7 +479,7 @@ func (sched *Scheduler) updatePod(ctx context.Context, pod *v1.Pod, condition *v
 	if err != nil {
 		return err
 	}
-	_, err = sched.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }
 

@@ -162,7 +162,7 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 		opt(s)
 	}
 	s.podLister = s.informerFactory.Core().V1().Pods().Lister()
-	fw, err := NewFramework(ctx, client, s.clock, s.gangTimeout)
+	fw, err := NewFramework(ctx, client, s.informerFactory, s.clock, s.gangTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,8 @@ func New(ctx context.Context, client clientset.Interface, recorder events.EventR
 		queue.WithPodMaxInUnschedulablePodsDuration(s.podMaxInUnschedulablePodsDuration),
 		queue.WithPodInitialBackoffDuration(s.podInitialBackoffDuration),
 		queue.WithPodMaxBackoffDuration(s.podMaxBackoffDuration),
-		queue.WithQueueingHintMap(hintMap))
+		queue.WithQueueingHintMap(hintMap),
+		queue.WithPreEnqueuePlugins(fw.PreEnqueuePlugins()))
 	if err := addAllEventHandlers(s, s.informerFactory); err != nil {
 		return nil, err
 	}

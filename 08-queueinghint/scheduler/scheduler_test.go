@@ -34,7 +34,7 @@ func eventString(e fwk.ClusterEvent) string {
 // newHintMap builds the chapter's framework and its queueing hint map.
 func newHintMap(t *testing.T, ctx context.Context) (*Framework, queue.QueueingHintMap) {
 	t.Helper()
-	fw, err := NewFramework(ctx, fake.NewClientset(), testingclock.NewFakeClock(time.Now()), time.Second)
+	fw, err := NewFramework(ctx, fake.NewClientset(), nil, testingclock.NewFakeClock(time.Now()), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,17 +65,18 @@ func TestBuildQueueingHintMap(t *testing.T) {
 		slices.Sort(got[eventString(e)])
 	}
 	want := map[string][]string{
-		"Node/Add":                       {"NodeName"},
-		"Node/Add|UpdateNodeLabel":       {"NodeAffinity"},
-		"Node/Add|UpdateNodeTaint":       {"NodeUnschedulable", "TaintToleration"},
-		"Node/Add|UpdateNodeAllocatable": {"NodeResourcesFit"},
-		"AssignedPod/Delete":             {"NodeResourcesFit"},
-		"AssignedPod/UpdatePodScaleDown": {"NodeResourcesFit"},
-		"TargetPod/UpdatePodScaleDown":   {"NodeResourcesFit"},
-		"TargetPod/UpdatePodToleration":  {"NodeUnschedulable", "TaintToleration"},
-		"AssignedPod/Add":                {"Gang"},
-		"UnscheduledPod/Add":             {"Gang"},
-		"TargetPod/Add":                  {"Gang"},
+		"Node/Add":                                     {"NodeName"},
+		"Node/Add|UpdateNodeLabel":                     {"NodeAffinity"},
+		"Node/Add|UpdateNodeTaint":                     {"NodeUnschedulable", "TaintToleration"},
+		"Node/Add|UpdateNodeAllocatable":               {"NodeResourcesFit"},
+		"AssignedPod/Delete":                           {"NodeResourcesFit"},
+		"AssignedPod/UpdatePodScaleDown":               {"NodeResourcesFit"},
+		"TargetPod/UpdatePodScaleDown":                 {"NodeResourcesFit"},
+		"TargetPod/UpdatePodToleration":                {"NodeUnschedulable", "TaintToleration"},
+		"TargetPod/UpdatePodSchedulingGatesEliminated": {"SchedulingGates"},
+		"AssignedPod/Add":                              {"Gang"},
+		"UnscheduledPod/Add":                           {"Gang"},
+		"TargetPod/Add":                                {"Gang"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events and the plugins that registered them (-want, +got):\n%s", diff)

@@ -20,6 +20,13 @@ import (
 type waitingPods struct {
 	mu   sync.Mutex
 	pods map[types.UID]*waitingPod
+	// permitMu orders the decisions about waiting pods: the framework holds
+	// it while the Permit plugins run, and a deadline takes it before it
+	// rejects a pod. So a gang's last member, which counts the members
+	// waiting and then allows them, cannot see one of them time out in
+	// between and bind the gang without it. (Upstream's timers reject
+	// without such a lock.)
+	permitMu sync.Mutex
 }
 
 func newWaitingPods() *waitingPods {
@@ -44,14 +51,19 @@ func (m *waitingPods) get(uid types.UID) *waitingPod {
 	return m.pods[uid]
 }
 
-// list returns the waiting pods. Callers act on them after the map's lock is
-// released, so a plugin may allow or reject pods from its callback.
+// list returns the pods still waiting: a pod already allowed or rejected
+// stays in the map until its binding goroutine reads the verdict, but it
+// waits no more, and a gang must not count it. (Upstream iterates over the
+// whole map.) Callers act on the pods after the map's lock is released, so
+// a plugin may allow or reject pods from its callback.
 func (m *waitingPods) list() []*waitingPod {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]*waitingPod, 0, len(m.pods))
 	for _, wp := range m.pods {
-		out = append(out, wp)
+		if !wp.isDecided() {
+			out = append(out, wp)
+		}
 	}
 	return out
 }
@@ -69,8 +81,9 @@ type waitingPod struct {
 
 var _ fwk.WaitingPod = &waitingPod{}
 
-// newWaitingPod starts one deadline per waiting plugin.
-func newWaitingPod(pod *v1.Pod, waitTimes map[string]time.Duration, clk clock.WithDelayedExecution) *waitingPod {
+// newWaitingPod starts one deadline per waiting plugin. A deadline rejects
+// the pod with upstream's message, holding permitMu.
+func newWaitingPod(pod *v1.Pod, waitTimes map[string]time.Duration, clk clock.WithDelayedExecution, permitMu sync.Locker) *waitingPod {
 	wp := &waitingPod{pod: pod, pending: map[string]clock.Timer{}, verdict: make(chan *fwk.Status, 1)}
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
@@ -79,7 +92,11 @@ func newWaitingPod(pod *v1.Pod, waitTimes map[string]time.Duration, clk clock.Wi
 			// Rejecting stops the other timers; a clock may run this
 			// callback while it holds its own lock, so reject from a
 			// goroutine of its own.
-			go wp.Reject(plugin, fmt.Sprintf("rejected: plugin %s did not allow the pod within %v", plugin, d))
+			go func() {
+				permitMu.Lock()
+				defer permitMu.Unlock()
+				wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", d, plugin))
+			}()
 		})
 	}
 	return wp
@@ -97,6 +114,13 @@ func (w *waitingPod) GetPendingPlugins() []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// isDecided says whether the pod was allowed or rejected already.
+func (w *waitingPod) isDecided() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.decided
 }
 
 // Allow records one plugin's consent; the last one lets the pod go on.

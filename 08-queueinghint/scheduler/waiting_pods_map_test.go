@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestWaitingPod(t *testing.T) {
 		{
 			name: "B's deadline passes",
 			act:  func(wp *waitingPod, clock *testingclock.FakeClock) { wp.Allow("A"); clock.Step(5 * time.Second) },
-			want: "Unschedulable B: rejected: plugin B did not allow the pod within 5s",
+			want: "Unschedulable B: rejected due to timeout after waiting 5s at plugin B",
 		},
 		{
 			name: "only the first verdict counts",
@@ -46,7 +47,7 @@ func TestWaitingPod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := testingclock.NewFakeClock(time.Now())
-			wp := newWaitingPod(makePod("p").obj(), map[string]time.Duration{"A": time.Minute, "B": 5 * time.Second}, clock)
+			wp := newWaitingPod(makePod("p").obj(), map[string]time.Duration{"A": time.Minute, "B": 5 * time.Second}, clock, &sync.Mutex{})
 			tt.act(wp, clock)
 			var s *fwk.Status
 			select {

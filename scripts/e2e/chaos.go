@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,7 +79,11 @@ type ChaosReport struct {
 	// node deleted, by a cycle that had chosen the node before (allowed,
 	// as in kube-scheduler; see lateBinds).
 	InFlight   int
-	Settled    time.Duration
+	Settled time.Duration
+	// Cache is what the scheduler's scheduler_cache_size said at the end,
+	// by type (assumed_pods, pods, nodes), once it agreed with the cluster;
+	// Chapters 05 on export it.
+	Cache      map[string]int
 	Violations []string
 	Log        string
 }
@@ -114,6 +121,9 @@ func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) Ch
 	c.report.Log = filepath.Join(r.LogDir, c.ns+".log")
 	if err := c.play(ctx); err != nil {
 		c.violate("%v", err)
+	}
+	if c.proc != nil && !c.proc.Exited() && len(c.report.Violations) == 0 && c.sched.Chapter >= 5 {
+		c.checkCache(ctx)
 	}
 	if c.proc != nil {
 		if c.proc.Exited() {
@@ -487,6 +497,100 @@ func (c *chaos) restart(ctx context.Context) error {
 // list or watch, or a failed Binding (in the scheduling decision), status
 // patch or event write.
 var outageLine = regexp.MustCompile(`^[IEW]\d{4} .*connection refused`)
+
+// checkCache compares the scheduler's cache with the cluster once churn is
+// over: no pod may stay assumed (a leaked assumed pod holds its node's room
+// for ever), the cache must count every bound pod the cluster has and no
+// other, and every node. The scheduler's informers may still be delivering
+// the last events, so it polls until the two agree, for at most 30 s.
+func (c *chaos) checkCache(ctx context.Context) {
+	var got, want map[string]int
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := poll(ctx, "the scheduler's cache to match the cluster", func() (bool, string, error) {
+		var err error
+		if got, err = scrapeCacheSize(ctx, c.proc.Addr()); err != nil {
+			return false, "", err
+		}
+		if want, err = c.clusterSize(ctx); err != nil {
+			return false, "", err
+		}
+		return maps.Equal(got, want), fmt.Sprintf("scheduler_cache_size %v, cluster %v", got, want), nil
+	})
+	c.report.Cache = got
+	if err != nil {
+		c.violate("%v", err)
+	}
+}
+
+// clusterSize counts what the scheduler's cache should hold: no assumed
+// pod, every pod bound to a node that has not terminated (the scheduler's
+// pod informer leaves terminated pods out), and every node.
+func (c *chaos) clusterSize(ctx context.Context) (map[string]int, error) {
+	pods, err := c.r.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := c.r.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	bound := 0
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+			bound++
+		}
+	}
+	return map[string]int{"assumed_pods": 0, "pods": bound, "nodes": len(nodes.Items)}, nil
+}
+
+// scrapeCacheSize reads scheduler_cache_size from a chapter's /metrics.
+func scrapeCacheSize(ctx context.Context, addr string) (map[string]int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return parseCacheSize(resp.Body)
+}
+
+// cacheSizeLine matches one sample of scheduler_cache_size.
+var cacheSizeLine = regexp.MustCompile(`^scheduler_cache_size\{type="([a-z_]+)"\} ([0-9.e+]+)$`)
+
+// parseCacheSize reads the samples of scheduler_cache_size from a page in
+// Prometheus' text format. A page without all three types is an error.
+func parseCacheSize(r io.Reader) (map[string]int, error) {
+	out := map[string]int{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for sc.Scan() {
+		m := cacheSizeLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			return nil, err
+		}
+		out[m[1]] = int(v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	for _, t := range []string{"assumed_pods", "pods", "nodes"} {
+		if _, ok := out[t]; !ok {
+			return nil, fmt.Errorf("no scheduler_cache_size{type=%q} on the metrics page", t)
+		}
+	}
+	return out, nil
+}
 
 // countLines counts the lines of the file matching re from offset from on.
 func countLines(path string, from int64, re *regexp.Regexp) (int, error) {

@@ -82,3 +82,34 @@ func TestLateBinds(t *testing.T) {
 		})
 	}
 }
+
+func TestParseCacheSize(t *testing.T) {
+	tests := []struct {
+		name    string
+		page    string
+		want    map[string]int
+		wantErr bool
+	}{
+		{
+			name: "all three types",
+			page: "# HELP scheduler_cache_size [ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.\n# TYPE scheduler_cache_size gauge\nscheduler_cache_size{type=\"assumed_pods\"} 0\nscheduler_cache_size{type=\"nodes\"} 310\nscheduler_cache_size{type=\"pods\"} 2710\nscheduler_pending_pods{queue=\"active\"} 3\n",
+			want: map[string]int{"assumed_pods": 0, "nodes": 310, "pods": 2710},
+		},
+		{
+			name:    "a type missing",
+			page:    "scheduler_cache_size{type=\"nodes\"} 3\nscheduler_cache_size{type=\"pods\"} 2\n",
+			wantErr: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseCacheSize(strings.NewReader(tt.page))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); !tt.wantErr && diff != "" {
+				t.Errorf("cache size (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}

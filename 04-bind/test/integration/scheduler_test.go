@@ -358,7 +358,7 @@ func TestGangGate(t *testing.T) {
 	// (Unreserve), so each is rejected either way.
 	create(member("part-0", "part"), member("part-1", "part"))
 	rejected := map[string]bool{
-		"0/1 nodes are available: 1 rejected: plugin Gang did not allow the pod within 2s.": true,
+		"0/1 nodes are available: 1 rejected due to timeout after waiting 2s at plugin Gang.": true,
 		"0/1 nodes are available: 1 member part-0 of gang part was rejected.":               true,
 		"0/1 nodes are available: 1 member part-1 of gang part was rejected.":               true,
 	}

@@ -20,6 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"minisched/05-event-handler/scheduler"
@@ -299,4 +302,80 @@ func (c *bindingCounter) listsAfterFirstBinding() map[string]int {
 		}
 	}
 	return out
+}
+
+// newBufferedContext returns a context whose logger writes to the test's
+// log at -v=5 and keeps every entry, so a test can assert on what the
+// scheduler logged: which event moved a pod, which event it handled.
+func newBufferedContext(t *testing.T) (context.Context, ktesting.Underlier) {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(5)))
+	return klog.NewContext(context.Background(), logger), logger.GetSink().(ktesting.Underlier)
+}
+
+// logEntries returns the key/value pairs of every entry logged with
+// message, the logger's own values included, as strings.
+func logEntries(logs ktesting.Underlier, message string) []map[string]string {
+	var out []map[string]string
+	for _, e := range logs.GetBuffer().Data() {
+		if e.Message != message {
+			continue
+		}
+		kv := map[string]string{}
+		for _, list := range [][]any{e.WithKVList, e.ParameterKVList} {
+			for i := 0; i+1 < len(list); i += 2 {
+				kv[fmt.Sprint(list[i])] = fmt.Sprint(list[i+1])
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// scheduledDecision says whether the scheduler has logged that it
+// scheduled pod. The binding goroutine logs it once the Binding returns, so
+// a test that sees the pod bound may still be ahead of the line.
+func scheduledDecision(logs ktesting.Underlier, pod string) bool {
+	for _, kv := range logEntries(logs, "Scheduling decision") {
+		if kv["pod"] == pod && kv["result"] == "scheduled" {
+			return true
+		}
+	}
+	return false
+}
+
+// decisions counts the "Scheduling decision" lines logged for a pod: its
+// attempts so far.
+func decisions(logs ktesting.Underlier, pod string) int {
+	n := 0
+	for _, kv := range logEntries(logs, "Scheduling decision") {
+		if kv["pod"] == pod {
+			n++
+		}
+	}
+	return n
+}
+
+// scheduleAttempts reads scheduler_schedule_attempts_total, all results
+// summed, for the default profile. The tests of this package run one
+// scheduler at a time, so the process-wide counter is that scheduler's.
+func scheduleAttempts(t *testing.T) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "scheduler_schedule_attempts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "profile" && l.GetValue() == scheduler.DefaultSchedulerName {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
 }

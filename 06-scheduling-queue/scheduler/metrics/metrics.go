@@ -33,15 +33,15 @@ var scheduleAttempts = metrics.NewCounterVec(
 	}, []string{"result", "profile"})
 
 // pendingPods and SchedulerQueueIncomingPods describe the scheduling queue,
-// from chapter 06 on. Their names and labels are upstream's
-// (the "backoff" and "gated" values of the queue label come later or never:
-// this chapter's queue has no backoffQ and no PreEnqueue plugins).
+// from chapter 06 on. Their names and labels are upstream's; "gated"
+// counts the pods a PreEnqueue plugin (SchedulingGates) holds back (the
+// "backoff" value comes in chapter 07, with backoffQ).
 var (
 	pendingPods = metrics.NewGaugeVec(
 		&metrics.GaugeOpts{
 			Subsystem:      SchedulerSubsystem,
 			Name:           "pending_pods",
-			Help:           "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'unschedulable' means number of pods in the unschedulable pool.",
+			Help:           "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'unschedulable' means number of pods in the unschedulable pool that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
 			StabilityLevel: metrics.STABLE,
 		}, []string{"queue"})
 	SchedulerQueueIncomingPods = metrics.NewCounterVec(
@@ -53,8 +53,22 @@ var (
 		}, []string{"queue", "event"})
 )
 
+// CacheSize counts what the scheduler's cache holds, from chapter 05 on,
+// by upstream's "type" label: "nodes", "pods" and "assumed_pods". A pod
+// left assumed shows here long after its binding cycle ended.
+var CacheSize = metrics.NewGaugeVec(
+	&metrics.GaugeOpts{
+		Subsystem:      SchedulerSubsystem,
+		Name:           "cache_size",
+		Help:           "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"type"})
+
 // ActivePods is the pending_pods gauge of activeQ.
 func ActivePods() metrics.GaugeMetric { return pendingPods.With(metrics.Labels{"queue": "active"}) }
+
+// GatedPods is the pending_pods gauge of the pods held back by PreEnqueue.
+func GatedPods() metrics.GaugeMetric { return pendingPods.With(metrics.Labels{"queue": "gated"}) }
 
 // UnschedulablePods is the pending_pods gauge of the unschedulable pool.
 func UnschedulablePods() metrics.GaugeMetric {
@@ -68,7 +82,7 @@ var registerOnce sync.Once
 // in one process).
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(scheduleAttempts, pendingPods, SchedulerQueueIncomingPods)
+		legacyregistry.MustRegister(scheduleAttempts, pendingPods, SchedulerQueueIncomingPods, CacheSize)
 	})
 }
 

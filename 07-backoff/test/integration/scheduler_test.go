@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,12 +12,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
 
 	"minisched/07-backoff/scheduler"
 	"minisched/07-backoff/scheduler/framework/plugins/gang"
 	"minisched/07-backoff/scheduler/framework/plugins/nodecost"
+	"minisched/07-backoff/scheduler/metrics"
 )
 
 // TestSchedulerBindsOwnPodsOnly: 3 nodes, 20 pods for mini-scheduler and 2
@@ -358,9 +361,9 @@ func TestGangGate(t *testing.T) {
 	// (Unreserve), so each is rejected either way.
 	create(member("part-0", "part"), member("part-1", "part"))
 	rejected := map[string]bool{
-		"0/1 nodes are available: 1 rejected: plugin Gang did not allow the pod within 2s.": true,
-		"0/1 nodes are available: 1 member part-0 of gang part was rejected.":               true,
-		"0/1 nodes are available: 1 member part-1 of gang part was rejected.":               true,
+		"0/1 nodes are available: 1 rejected due to timeout after waiting 2s at plugin Gang.": true,
+		"0/1 nodes are available: 1 member part-0 of gang part was rejected.":                 true,
+		"0/1 nodes are available: 1 member part-1 of gang part was rejected.":                 true,
 	}
 	waitFor(ctx, t, "the incomplete gang to be rejected", func() (bool, error) {
 		for i := range 2 {
@@ -466,5 +469,68 @@ func TestEventHandlers(t *testing.T) {
 
 	if diff := cmp.Diff(map[string]int{}, counter.listsAfterFirstBinding()); diff != "" {
 		t.Errorf("List requests after the informers synced, by resource (-want, +got):\n%s", diff)
+	}
+}
+
+// TestOnePodHandler: the scheduler binds many pods while their labels keep
+// changing, so the informer delivers a stream of updates to each pod
+// around its binding. With one pod handler, as upstream has, the cache and
+// the queue see each pod's events in order: once the cache has the bound
+// pod, no older, unbound copy of it reaches the queue. So each pod costs
+// exactly one attempt, and none is an error.
+func TestOnePodHandler(t *testing.T) {
+	metrics.Register()
+	ctx, logs := newBufferedContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := startAPIServer(t)
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	const ns = "order"
+	createNamespace(ctx, t, admin, ns)
+	createNodes(ctx, t, admin, "node-a", "node-b")
+	before := scheduleAttempts(t)
+	runScheduler(ctx, t, cfg)
+
+	const pods = 100
+	var wg sync.WaitGroup
+	for i := range pods {
+		name := podName("p", i)
+		createPod(ctx, t, admin, pod(ns, name, scheduler.DefaultSchedulerName))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 5 {
+				patch := fmt.Sprintf(`{"metadata":{"labels":{"tick":"%d"}}}`, j)
+				if _, err := admin.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	waitFor(ctx, t, "every pod bound and its decision logged", func() (bool, error) {
+		got, err := placements(ctx, admin, ns)
+		if err != nil {
+			return false, err
+		}
+		bound := 0
+		for name, node := range got {
+			if node != "" && scheduledDecision(logs, ns+"/"+name) {
+				bound++
+			}
+		}
+		return bound == pods, nil
+	})
+	extra := map[string]int{}
+	for i := range pods {
+		if n := decisions(logs, ns+"/"+podName("p", i)); n != 1 {
+			extra[podName("p", i)] = n
+		}
+	}
+	if diff := cmp.Diff(map[string]int{}, extra); diff != "" {
+		t.Errorf("pods with other than one decision (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(float64(pods), scheduleAttempts(t)-before); diff != "" {
+		t.Errorf("scheduling attempts (-want, +got):\n%s", diff)
 	}
 }

@@ -33,14 +33,14 @@ var scheduleAttempts = metrics.NewCounterVec(
 	}, []string{"result", "profile"})
 
 // pendingPods and SchedulerQueueIncomingPods describe the scheduling queue,
-// from chapter 06 on. Their names and labels are upstream's (the "gated"
-// value of the queue label never comes: no chapter has PreEnqueue plugins).
+// from chapter 06 on. Their names and labels are upstream's; "gated"
+// counts the pods a PreEnqueue plugin (SchedulingGates) holds back.
 var (
 	pendingPods = metrics.NewGaugeVec(
 		&metrics.GaugeOpts{
 			Subsystem:      SchedulerSubsystem,
 			Name:           "pending_pods",
-			Help:           "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in the unschedulable pool.",
+			Help:           "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in the unschedulable pool that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
 			StabilityLevel: metrics.STABLE,
 		}, []string{"queue"})
 	SchedulerQueueIncomingPods = metrics.NewCounterVec(
@@ -52,11 +52,25 @@ var (
 		}, []string{"queue", "event"})
 )
 
+// CacheSize counts what the scheduler's cache holds, from chapter 05 on,
+// by upstream's "type" label: "nodes", "pods" and "assumed_pods". A pod
+// left assumed shows here long after its binding cycle ended.
+var CacheSize = metrics.NewGaugeVec(
+	&metrics.GaugeOpts{
+		Subsystem:      SchedulerSubsystem,
+		Name:           "cache_size",
+		Help:           "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"type"})
+
 // ActivePods is the pending_pods gauge of activeQ.
 func ActivePods() metrics.GaugeMetric { return pendingPods.With(metrics.Labels{"queue": "active"}) }
 
 // BackoffPods is the pending_pods gauge of backoffQ.
 func BackoffPods() metrics.GaugeMetric { return pendingPods.With(metrics.Labels{"queue": "backoff"}) }
+
+// GatedPods is the pending_pods gauge of the pods held back by PreEnqueue.
+func GatedPods() metrics.GaugeMetric { return pendingPods.With(metrics.Labels{"queue": "gated"}) }
 
 // UnschedulablePods is the pending_pods gauge of the unschedulable pool.
 func UnschedulablePods() metrics.GaugeMetric {
@@ -70,7 +84,7 @@ var registerOnce sync.Once
 // in one process).
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(scheduleAttempts, pendingPods, SchedulerQueueIncomingPods)
+		legacyregistry.MustRegister(scheduleAttempts, pendingPods, SchedulerQueueIncomingPods, CacheSize)
 	})
 }
 

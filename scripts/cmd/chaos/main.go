@@ -87,6 +87,9 @@ func run() error {
 			fmt.Sprint(rep.OrphansDeleted), fmt.Sprint(rep.LabelChanges), fmt.Sprint(rep.TaintChanges), fmt.Sprint(rep.Restarts),
 			fmt.Sprint(rep.Bound), fmt.Sprint(rep.Pending), fmt.Sprint(rep.Bindings), rep.Settled.Round(time.Second).String(), fmt.Sprint(len(rep.Violations)))
 		fmt.Printf("    %d errors logged while kube-apiserver was down\n", rep.OutageErrors)
+		if rep.Cache != nil {
+			fmt.Printf("    scheduler_cache_size at the end: %d assumed pods, %d pods, %d nodes\n", rep.Cache["assumed_pods"], rep.Cache["pods"], rep.Cache["nodes"])
+		}
 		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
 		out := h.Runner.Outage(ctx, sched, e2e.DefaultOutage)
 		fmt.Printf("    lost apiserver: %d pods at %d requests/s, cut off from kube-apiserver for %s once %d were bound; %d refused-connection lines logged, %d of %d bound after, 1 of them created after the cut (%d Bindings accepted, %d refused)\n",

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"minisched/05-event-handler/scheduler/metrics"
 )
 
 // Cache is safe for concurrent use: the event handlers, the scheduling loop
@@ -131,6 +133,7 @@ func (c *Cache) removePodLocked(logger klog.Logger, pod *v1.Pod) error {
 func (c *Cache) AssumePod(pod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.updateMetrics()
 	if _, ok := c.pods[pod.UID]; ok {
 		return fmt.Errorf("pod %s is in the cache already", klog.KObj(pod))
 	}
@@ -139,21 +142,38 @@ func (c *Cache) AssumePod(pod *v1.Pod) error {
 	return nil
 }
 
-// ForgetPod undoes AssumePod when the pod was not bound after all.
+// ForgetPod undoes AssumePod when the pod was not bound after all. A pod
+// that is no longer in the cache was deleted meanwhile and removed
+// (RemoveAssumedPod): there is nothing left to undo.
 func (c *Cache) ForgetPod(logger klog.Logger, pod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.updateMetrics()
+	if _, ok := c.pods[pod.UID]; !ok {
+		return nil
+	}
 	if !c.assumed[pod.UID] {
-		return fmt.Errorf("pod %s is not assumed", klog.KObj(pod))
+		return fmt.Errorf("pod %s is not assumed, so it cannot be forgotten", klog.KObj(pod))
 	}
 	delete(c.assumed, pod.UID)
 	return c.removePodLocked(logger, c.pods[pod.UID])
 }
 
-// FinishBinding records that the Binding succeeded. The pod stays assumed
-// until the informer reports it bound (AddPod); upstream would also expire
-// it if that never came.
-func (c *Cache) FinishBinding(*v1.Pod) {}
+// RemoveAssumedPod drops an assumed pod that was deleted while its binding
+// cycle ran, so that its node's room is free at once. Its binding cycle
+// then finds nothing to forget.
+func (c *Cache) RemoveAssumedPod(logger klog.Logger, pod *v1.Pod) error {
+	return c.ForgetPod(logger, pod)
+}
+
+// GetPod returns the cache's copy of a pod: for an assumed pod, the one
+// with the node it was assumed on.
+func (c *Cache) GetPod(pod *v1.Pod) (*v1.Pod, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pods[pod.UID]
+	return p, ok
+}
 
 // IsAssumedPod says whether the pod is assumed and not yet confirmed.
 func (c *Cache) IsAssumedPod(pod *v1.Pod) bool {
@@ -168,6 +188,7 @@ func (c *Cache) IsAssumedPod(pod *v1.Pod) bool {
 func (c *Cache) AddPod(logger klog.Logger, pod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.updateMetrics()
 	if old, ok := c.pods[pod.UID]; ok {
 		if !c.assumed[pod.UID] {
 			return fmt.Errorf("pod %s was added twice", klog.KObj(pod))
@@ -185,6 +206,7 @@ func (c *Cache) AddPod(logger klog.Logger, pod *v1.Pod) error {
 func (c *Cache) UpdatePod(logger klog.Logger, oldPod, newPod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.updateMetrics()
 	old, ok := c.pods[oldPod.UID]
 	if !ok || c.assumed[oldPod.UID] {
 		return fmt.Errorf("pod %s is not in the cache as a bound pod", klog.KObj(oldPod))
@@ -196,13 +218,20 @@ func (c *Cache) UpdatePod(logger klog.Logger, oldPod, newPod *v1.Pod) error {
 	return nil
 }
 
-// RemovePod forgets a bound pod that was deleted (or terminated).
+// RemovePod forgets a pod that was deleted (or terminated), bound or
+// assumed. The pod given may have no node: when the informer missed the
+// deletion, it hands over the last state it saw, which may predate the
+// binding. The cache's own copy says which node to free.
 func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.updateMetrics()
 	old, ok := c.pods[pod.UID]
 	if !ok {
 		return fmt.Errorf("pod %s is not in the cache", klog.KObj(pod))
+	}
+	if pod.Spec.NodeName != "" && pod.Spec.NodeName != old.Spec.NodeName {
+		logger.Error(nil, "Pod was removed from a different node than the cache holds it on", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "cachedNode", old.Spec.NodeName)
 	}
 	delete(c.assumed, pod.UID)
 	return c.removePodLocked(logger, old)
@@ -212,6 +241,7 @@ func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
 func (c *Cache) AddNode(node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.updateMetrics()
 	n := c.nodeInfo(node.Name)
 	if n.info.Node() == nil {
 		c.numNodes++
@@ -229,6 +259,7 @@ func (c *Cache) UpdateNode(_, newNode *v1.Node) { c.AddNode(newNode) }
 func (c *Cache) RemoveNode(node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.updateMetrics()
 	n, ok := c.nodes[node.Name]
 	if !ok {
 		return
@@ -242,6 +273,15 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 	} else {
 		c.moveNodeInfoToHead(n)
 	}
+}
+
+// updateMetrics sets scheduler_cache_size. The caller holds the lock.
+// Upstream sets it once a second from a goroutine; setting it at each
+// change costs little and lets a test read it without waiting.
+func (c *Cache) updateMetrics() {
+	metrics.CacheSize.WithLabelValues("assumed_pods").Set(float64(len(c.assumed)))
+	metrics.CacheSize.WithLabelValues("pods").Set(float64(len(c.pods)))
+	metrics.CacheSize.WithLabelValues("nodes").Set(float64(len(c.nodes)))
 }
 
 // UpdateSnapshot brings snap up to date for one scheduling cycle. Later

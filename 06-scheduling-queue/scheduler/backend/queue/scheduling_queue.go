@@ -1,6 +1,6 @@
 // Package queue holds the pods waiting to be scheduled. It mirrors
 // pkg/scheduler/backend/queue/scheduling_queue.go of k8s.io/kubernetes
-// (PriorityQueue, its Add, AddUnschedulableIfNotPresent, Pop, Update,
+// (PriorityQueue, its Add, AddUnschedulablePodIfNotPresent, Pop, Update,
 // Delete, MoveAllToActiveOrBackoffQueue, isPodWorthRequeuing and
 // flushUnschedulablePodsLeftover) with two of its three parts:
 //
@@ -18,6 +18,7 @@
 package queue
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -66,6 +67,10 @@ type PriorityQueue struct {
 	clock                             clock.Clock
 	podMaxInUnschedulablePodsDuration time.Duration
 	clusterEventMap                   ClusterEventMap
+	// preEnqueuePlugins run before a pod enters activeQ; pluginToEvents
+	// holds the events each plugin registered, for a pod it gates.
+	preEnqueuePlugins []fwk.PreEnqueuePlugin
+	pluginToEvents    map[string][]fwk.ClusterEvent
 
 	lock sync.Mutex
 	cond sync.Cond
@@ -74,8 +79,11 @@ type PriorityQueue struct {
 	// unschedulablePods holds the pods that failed, by namespace/name, each
 	// with the plugins that rejected it.
 	unschedulablePods map[string]*framework.QueuedPodInfo
-	closed            bool
-	stop              chan struct{}
+	// gatedPods holds the keys of the pods in the pool that a PreEnqueue
+	// plugin holds back, for scheduler_pending_pods{queue="gated"}.
+	gatedPods sets.Set[string]
+	closed    bool
+	stop      chan struct{}
 }
 
 // Option configures a PriorityQueue.
@@ -98,6 +106,12 @@ func WithClusterEventMap(m ClusterEventMap) Option {
 	return func(p *PriorityQueue) { p.clusterEventMap = m }
 }
 
+// WithPreEnqueuePlugins sets the plugins that may hold a pod back before it
+// enters activeQ (SchedulingGates, for a pod with scheduling gates).
+func WithPreEnqueuePlugins(pls []fwk.PreEnqueuePlugin) Option {
+	return func(p *PriorityQueue) { p.preEnqueuePlugins = pls }
+}
+
 // NewPriorityQueue returns an empty queue whose activeQ is ordered by
 // lessFn, the QueueSort plugin's Less.
 func NewPriorityQueue(lessFn fwk.LessFunc, opts ...Option) *PriorityQueue {
@@ -105,10 +119,18 @@ func NewPriorityQueue(lessFn fwk.LessFunc, opts ...Option) *PriorityQueue {
 		clock:                             clock.RealClock{},
 		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
 		unschedulablePods:                 map[string]*framework.QueuedPodInfo{},
+		gatedPods:                         sets.New[string](),
 		stop:                              make(chan struct{}),
 	}
 	for _, opt := range opts {
 		opt(p)
+	}
+	// A gated pod moves only on the events its gating plugin registered.
+	p.pluginToEvents = map[string][]fwk.ClusterEvent{}
+	for event, plugins := range p.clusterEventMap {
+		for plugin := range plugins {
+			p.pluginToEvents[plugin] = append(p.pluginToEvents[plugin], event)
+		}
 	}
 	p.cond.L = &p.lock
 	p.activeQ = NewHeap(podInfoKey, func(a, b *framework.QueuedPodInfo) bool { return lessFn(a, b) })
@@ -149,24 +171,73 @@ func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	p.moveToActiveQ(logger, p.newQueuedPodInfo(pod), framework.EventUnscheduledPodAdd.Label())
-	p.cond.Broadcast()
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(pod), framework.EventUnscheduledPodAdd.Label()) {
+		p.cond.Broadcast()
+	}
 }
 
-// moveToActiveQ puts a pod in activeQ, wherever it was. Every move between
-// the queue's parts goes through here or through AddUnschedulableIfNotPresent,
-// and each logs one line with the event that caused it, so that a pod can be
-// followed through the queue in the log. The caller holds the lock and wakes
-// Pop.
-func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
-	delete(p.unschedulablePods, podInfoKey(pInfo))
+// moveToActiveQ puts a pod in activeQ, wherever it was, unless a
+// PreEnqueue plugin holds it back: then it waits in the unschedulable pool,
+// gated, and costs no scheduling cycle until an event its gating plugin
+// registered (the removal of its last scheduling gate) moves it again. It
+// reports whether the pod went to activeQ. Every move between the queue's
+// parts goes through here or through AddUnschedulablePodIfNotPresent, and
+// each logs one line with the event that caused it, so that a pod can be
+// followed through the queue in the log. The caller holds the lock and
+// wakes Pop.
+func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
+	key := podInfoKey(pInfo)
+	p.runPreEnqueuePlugins(logger, pInfo)
+	if pInfo.GatingPlugin != "" {
+		if _, ok := p.unschedulablePods[key]; !ok {
+			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
+		}
+		p.unschedulablePods[key] = pInfo
+		p.gatedPods.Insert(key)
+		p.updateMetrics()
+		return false
+	}
+	p.deleteFromPool(key)
 	p.activeQ.AddOrUpdate(pInfo)
 	logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", activeQ)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("active", event).Inc()
 	p.updateMetrics()
+	return true
 }
 
-// AddUnschedulableIfNotPresent puts a pod that failed into the unschedulable
+// runPreEnqueuePlugins runs the PreEnqueue plugins on the pod and records
+// the first that rejects it as its gating plugin, among its rejecting
+// plugins, so that the events that plugin registered can move the pod, as
+// upstream's runPreEnqueuePlugins does. A pod every plugin lets through has
+// no gating plugin. (Upstream runs the last gating plugin first, which
+// makes no difference with the one PreEnqueue plugin here.)
+func (p *PriorityQueue) runPreEnqueuePlugins(logger klog.Logger, pInfo *framework.QueuedPodInfo) {
+	for _, pl := range p.preEnqueuePlugins {
+		s := pl.PreEnqueue(context.Background(), pInfo.Pod)
+		if s.IsSuccess() {
+			continue
+		}
+		if pInfo.UnschedulablePlugins == nil {
+			pInfo.UnschedulablePlugins = sets.New[string]()
+		}
+		pInfo.UnschedulablePlugins.Insert(pl.Name())
+		pInfo.GatingPlugin = pl.Name()
+		pInfo.GatingPluginEvents = p.pluginToEvents[pl.Name()]
+		logger.V(4).Info("Status after running PreEnqueue plugin", "pod", klog.KObj(pInfo.Pod), "plugin", pl.Name(), "status", s)
+		return
+	}
+	pInfo.GatingPlugin = ""
+	pInfo.GatingPluginEvents = nil
+}
+
+// deleteFromPool removes a pod from the unschedulable pool, gated or not.
+// The caller holds the lock.
+func (p *PriorityQueue) deleteFromPool(key string) {
+	delete(p.unschedulablePods, key)
+	p.gatedPods.Delete(key)
+}
+
+// AddUnschedulablePodIfNotPresent puts a pod that failed into the unschedulable
 // pool, where it waits for an event. Its rejecting plugins must already be
 // set from the failure's diagnosis; a pod with none (no nodes at all, or an
 // error) is moved by any event.
@@ -174,7 +245,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.Queue
 // An event that arrived while the pod was in its scheduling cycle found it
 // in neither activeQ nor the pool, and moved nothing: the pod now waits for
 // the next such event or for the leftover flush. Chapter 07 closes this gap.
-func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo) error {
+func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	key := podInfoKey(pInfo)
@@ -232,15 +303,17 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		_, _ = pInfo.Update(newPod)
 		for _, evt := range framework.PodSchedulingPropertiesChange(newPod, oldPod, true) {
 			if p.isPodWorthRequeuing(logger, pInfo, evt) {
-				p.moveToActiveQ(logger, pInfo, evt.Label())
-				p.cond.Broadcast()
+				if p.moveToActiveQ(logger, pInfo, evt.Label()) {
+					p.cond.Broadcast()
+				}
 				return
 			}
 		}
 		return
 	}
-	p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label())
-	p.cond.Broadcast()
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label()) {
+		p.cond.Broadcast()
+	}
 }
 
 // Delete removes a pod from wherever it is queued. A pod being scheduled
@@ -250,7 +323,7 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	p.activeQ.Delete(&framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: pod}})
-	delete(p.unschedulablePods, podKey(pod))
+	p.deleteFromPool(podKey(pod))
 	p.updateMetrics()
 }
 
@@ -274,16 +347,24 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 		if preCheck != nil && !preCheck(pInfo.Pod) {
 			continue
 		}
+		// A gated pod moves only on an event its gating plugin registered
+		// (or a wildcard): no other event can lift its gate.
+		if pInfo.GatingPlugin != "" && !framework.ClusterEventIsWildCard(event) && !framework.MatchAnyClusterEvent(event, pInfo.GatingPluginEvents) {
+			continue
+		}
 		if p.isPodWorthRequeuing(logger, pInfo, event) {
 			toMove = append(toMove, pInfo)
 		}
 	}
+	activated := false
 	for _, pInfo := range toMove {
-		p.moveToActiveQ(logger, pInfo, event.Label())
+		if p.moveToActiveQ(logger, pInfo, event.Label()) {
+			activated = true
+		}
 	}
 	logger.V(5).Info("Cluster event handled", "event", event.Label(), "moved", len(toMove), "unschedulablePods", len(p.unschedulablePods))
 	// Wake Pop only once every pod is in, so that it takes the best one.
-	if len(toMove) > 0 {
+	if activated {
 		p.cond.Broadcast()
 	}
 }
@@ -335,8 +416,9 @@ func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	moved := false
 	for _, pInfo := range p.unschedulablePods {
 		if now.Sub(pInfo.Timestamp) > p.podMaxInUnschedulablePodsDuration {
-			p.moveToActiveQ(logger, pInfo, framework.UnschedulableTimeout)
-			moved = true
+			if p.moveToActiveQ(logger, pInfo, framework.UnschedulableTimeout) {
+				moved = true
+			}
 		}
 	}
 	if moved {
@@ -382,5 +464,6 @@ func (p *PriorityQueue) UnschedulablePods() []*v1.Pod {
 // updateMetrics sets scheduler_pending_pods. The caller holds the lock.
 func (p *PriorityQueue) updateMetrics() {
 	metrics.ActivePods().Set(float64(p.activeQ.Len()))
-	metrics.UnschedulablePods().Set(float64(len(p.unschedulablePods)))
+	metrics.UnschedulablePods().Set(float64(len(p.unschedulablePods) - p.gatedPods.Len()))
+	metrics.GatedPods().Set(float64(p.gatedPods.Len()))
 }

@@ -3,14 +3,16 @@ package queue
 // These tests port the cases of upstream's scheduling_queue_test.go that
 // apply to a queue without backoff and without queueing hints: activeQ
 // ordering (TestPriorityQueue_Add, TestPriorityQueue_Pop), the
-// unschedulable pool (TestPriorityQueue_AddUnschedulableIfNotPresent),
+// unschedulable pool (TestPriorityQueue_AddUnschedulablePodIfNotPresent),
 // moves by event (TestPriorityQueue_MoveAllToActiveOrBackoffQueue),
 // Update and Delete, head-of-line fairness (TestRecentlyTriedPodsGoBack)
 // and the leftover flush (TestFlushUnschedulablePodsLeftover). Time is a
 // fake clock throughout.
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -164,7 +166,7 @@ func TestPopCountsAttemptsAndWaits(t *testing.T) {
 	// Back in activeQ after a failure and an event, the next pop is the
 	// second attempt.
 	pInfo.UnschedulablePlugins = sets.New("Resources")
-	if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 		t.Fatal(err)
 	}
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
@@ -187,18 +189,18 @@ func TestPopCountsAttemptsAndWaits(t *testing.T) {
 	}
 }
 
-func TestAddUnschedulableIfNotPresent(t *testing.T) {
+func TestAddUnschedulablePodIfNotPresent(t *testing.T) {
 	logger := newTestLogger(t)
 	clk := testingclock.NewFakeClock(time.Now())
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("active", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("active", 0), "Resources")); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("active", 0), "Resources")); err == nil {
 		t.Error("adding a pod that is in activeQ to the pool: no error")
 	}
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err == nil {
 		t.Error("adding a pod twice to the pool: no error")
 	}
 	if diff := cmp.Diff([]string{"active"}, popAll(t, logger, q)); diff != "" {
@@ -262,7 +264,7 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 				// No plugin: no nodes at all, or an API error.
 				rejectedBy(q, makePod("no-plugin", 0)),
 			} {
-				if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
+				if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 					t.Fatal(err)
 				}
 				clk.Step(time.Millisecond)
@@ -348,7 +350,7 @@ func TestUpdate(t *testing.T) {
 			case "active":
 				q.Add(logger, old)
 			case "pool-Labels", "pool-Resources":
-				if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, old, tt.queued[len("pool-"):])); err != nil {
+				if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, old, tt.queued[len("pool-"):])); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -386,7 +388,7 @@ func TestDelete(t *testing.T) {
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("active", 0))
 	q.Add(logger, makePod("stays", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources")); err != nil {
 		t.Fatal(err)
 	}
 	q.Delete(makePod("active", 0))
@@ -420,7 +422,7 @@ func TestRecentlyTriedPodsGoBack(t *testing.T) {
 		}
 		clk.Step(time.Second)
 		pInfo.UnschedulablePlugins = sets.New("Resources")
-		if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
+		if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 			t.Fatal(err)
 		}
 		q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
@@ -435,11 +437,11 @@ func TestFlushUnschedulablePodsLeftover(t *testing.T) {
 	logger := newTestLogger(t)
 	clk := testingclock.NewFakeClock(time.Now())
 	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("old", 0), "Resources")); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("old", 0), "Resources")); err != nil {
 		t.Fatal(err)
 	}
 	clk.Step(30 * time.Second)
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("new", 0), "Resources")); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("new", 0), "Resources")); err != nil {
 		t.Fatal(err)
 	}
 	clk.Step(31 * time.Second)
@@ -464,7 +466,7 @@ func TestMetrics(t *testing.T) {
 	incomingBefore, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues("active", "NodeAdd"))
 	q.Add(logger, makePod("a", 0))
 	q.Add(logger, makePod("b", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("c", 0), "Resources")); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("c", 0), "Resources")); err != nil {
 		t.Fatal(err)
 	}
 	gauges := func() [2]float64 {
@@ -526,7 +528,7 @@ func TestConcurrentUse(t *testing.T) {
 		total++
 		if pInfo.Attempts == 1 {
 			pInfo.UnschedulablePlugins = sets.New("Resources")
-			if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
+			if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -557,7 +559,7 @@ func TestEventDuringSchedulingCycleIsLost(t *testing.T) {
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
 	// ...and fails.
 	pInfo.UnschedulablePlugins = sets.New("Resources")
-	if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(q.PodsInActiveQ()); n != 0 {
@@ -568,4 +570,59 @@ func TestEventDuringSchedulingCycleIsLost(t *testing.T) {
 	if diff := cmp.Diff([]string{"p"}, popAll(t, logger, q)); diff != "" {
 		t.Errorf("popped after the flush (-want, +got):\n%s", diff)
 	}
+}
+
+// gate is a PreEnqueue plugin that holds back the pods with scheduling
+// gates, like the in-tree SchedulingGates.
+type gate struct{}
+
+func (gate) Name() string { return "SchedulingGates" }
+func (gate) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
+	if len(pod.Spec.SchedulingGates) > 0 {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "waiting for scheduling gates")
+	}
+	return nil
+}
+
+// TestGatedPodIsParked: a pod a PreEnqueue plugin holds back waits in the
+// unschedulable pool and is never popped; events its gating plugin did not
+// register leave it there; removing its last gate moves it to activeQ.
+func TestGatedPodIsParked(t *testing.T) {
+	logger := newTestLogger(t)
+	events := ClusterEventMap{
+		{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated}: sets.New("SchedulingGates"),
+		nodeAdd: sets.New("Resources"),
+	}
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithClusterEventMap(events), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	gated := makePod("gated", 0)
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	q.Add(logger, gated)
+	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
+		t.Fatalf("the pool (-want, +got):\n%s", diff)
+	}
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
+		t.Errorf("the pool after a node event (-want, +got):\n%s", diff)
+	}
+	ungated := gated.DeepCopy()
+	ungated.Spec.SchedulingGates = nil
+	q.Update(logger, gated, ungated)
+	if diff := cmp.Diff([]string{"gated"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped once the gate is removed (-want, +got):\n%s", diff)
+	}
+}
+
+// where says which part of the queue holds the pod: "Active",
+// "Unschedulable", or "" when it is not queued.
+func where(q *PriorityQueue, name string) string {
+	has := func(pods []*v1.Pod) bool {
+		return slices.ContainsFunc(pods, func(p *v1.Pod) bool { return p.Name == name })
+	}
+	switch {
+	case has(q.PodsInActiveQ()):
+		return activeQ
+	case has(q.UnschedulablePods()):
+		return unschedulableQ
+	}
+	return ""
 }

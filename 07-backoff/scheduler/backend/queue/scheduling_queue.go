@@ -1,6 +1,6 @@
 // Package queue holds the pods waiting to be scheduled. It mirrors
 // pkg/scheduler/backend/queue/scheduling_queue.go of k8s.io/kubernetes
-// (PriorityQueue, its Add, AddUnschedulableIfNotPresent, Pop, Update,
+// (PriorityQueue, its Add, AddUnschedulablePodIfNotPresent, Pop, Update,
 // Delete, MoveAllToActiveOrBackoffQueue, isPodWorthRequeuing,
 // flushBackoffQCompleted and flushUnschedulablePodsLeftover) with its three
 // parts:
@@ -22,6 +22,7 @@
 package queue
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -77,6 +78,10 @@ type PriorityQueue struct {
 	podMaxBackoffDuration             time.Duration
 	podMaxInUnschedulablePodsDuration time.Duration
 	clusterEventMap                   ClusterEventMap
+	// preEnqueuePlugins run before a pod enters activeQ; pluginToEvents
+	// holds the events each plugin registered, for a pod it gates.
+	preEnqueuePlugins []fwk.PreEnqueuePlugin
+	pluginToEvents    map[string][]fwk.ClusterEvent
 
 	lock sync.Mutex
 	cond sync.Cond
@@ -87,8 +92,11 @@ type PriorityQueue struct {
 	// unschedulablePods holds the pods that failed, by namespace/name, each
 	// with the plugins that rejected it.
 	unschedulablePods map[string]*framework.QueuedPodInfo
-	closed            bool
-	stop              chan struct{}
+	// gatedPods holds the keys of the pods in the pool that a PreEnqueue
+	// plugin holds back, for scheduler_pending_pods{queue="gated"}.
+	gatedPods sets.Set[string]
+	closed    bool
+	stop      chan struct{}
 	// schedulingCycle counts the pods popped. moveRequestCycle is the
 	// cycle at the last event of interest: a pod that fails in a cycle not
 	// later than it may have missed that event, and goes to backoffQ rather
@@ -127,6 +135,12 @@ func WithClusterEventMap(m ClusterEventMap) Option {
 	return func(p *PriorityQueue) { p.clusterEventMap = m }
 }
 
+// WithPreEnqueuePlugins sets the plugins that may hold a pod back before it
+// enters activeQ (SchedulingGates, for a pod with scheduling gates).
+func WithPreEnqueuePlugins(pls []fwk.PreEnqueuePlugin) Option {
+	return func(p *PriorityQueue) { p.preEnqueuePlugins = pls }
+}
+
 // NewPriorityQueue returns an empty queue whose activeQ is ordered by
 // lessFn, the QueueSort plugin's Less.
 func NewPriorityQueue(lessFn fwk.LessFunc, opts ...Option) *PriorityQueue {
@@ -136,12 +150,20 @@ func NewPriorityQueue(lessFn fwk.LessFunc, opts ...Option) *PriorityQueue {
 		podMaxBackoffDuration:             DefaultPodMaxBackoffDuration,
 		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
 		unschedulablePods:                 map[string]*framework.QueuedPodInfo{},
+		gatedPods:                         sets.New[string](),
 		stop:                              make(chan struct{}),
 		// No cycle has seen an event yet: -1 is below the first cycle, 0.
 		moveRequestCycle: -1,
 	}
 	for _, opt := range opts {
 		opt(p)
+	}
+	// A gated pod moves only on the events its gating plugin registered.
+	p.pluginToEvents = map[string][]fwk.ClusterEvent{}
+	for event, plugins := range p.clusterEventMap {
+		for plugin := range plugins {
+			p.pluginToEvents[plugin] = append(p.pluginToEvents[plugin], event)
+		}
 	}
 	p.cond.L = &p.lock
 	p.activeQ = NewHeap(podInfoKey, func(a, b *framework.QueuedPodInfo) bool { return lessFn(a, b) })
@@ -186,28 +208,78 @@ func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	p.moveToActiveQ(logger, p.newQueuedPodInfo(pod), framework.EventUnscheduledPodAdd.Label())
-	p.cond.Broadcast()
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(pod), framework.EventUnscheduledPodAdd.Label()) {
+		p.cond.Broadcast()
+	}
 }
 
-// moveToActiveQ puts a pod in activeQ, wherever it was. Every move between
-// the queue's parts goes through here or through AddUnschedulableIfNotPresent,
-// and each logs one line with the event that caused it, so that a pod can be
-// followed through the queue in the log. The caller holds the lock and wakes
-// Pop.
-func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
-	delete(p.unschedulablePods, podInfoKey(pInfo))
+// moveToActiveQ puts a pod in activeQ, wherever it was, unless a
+// PreEnqueue plugin holds it back: then it waits in the unschedulable pool,
+// gated, and costs no scheduling cycle until an event its gating plugin
+// registered (the removal of its last scheduling gate) moves it again. It
+// reports whether the pod went to activeQ. Every move between the queue's
+// parts goes through here or through AddUnschedulablePodIfNotPresent, and
+// each logs one line with the event that caused it, so that a pod can be
+// followed through the queue in the log. The caller holds the lock and
+// wakes Pop.
+func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
+	key := podInfoKey(pInfo)
+	p.runPreEnqueuePlugins(logger, pInfo)
+	if pInfo.GatingPlugin != "" {
+		p.backoffQ.queue.Delete(pInfo)
+		if _, ok := p.unschedulablePods[key]; !ok {
+			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
+		}
+		p.unschedulablePods[key] = pInfo
+		p.gatedPods.Insert(key)
+		p.updateMetrics()
+		return false
+	}
+	p.deleteFromPool(key)
 	p.backoffQ.queue.Delete(pInfo)
 	p.activeQ.AddOrUpdate(pInfo)
 	logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", activeQ)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("active", event).Inc()
 	p.updateMetrics()
+	return true
+}
+
+// runPreEnqueuePlugins runs the PreEnqueue plugins on the pod and records
+// the first that rejects it as its gating plugin, among its rejecting
+// plugins, so that the events that plugin registered can move the pod, as
+// upstream's runPreEnqueuePlugins does. A pod every plugin lets through has
+// no gating plugin. (Upstream runs the last gating plugin first, which
+// makes no difference with the one PreEnqueue plugin here.)
+func (p *PriorityQueue) runPreEnqueuePlugins(logger klog.Logger, pInfo *framework.QueuedPodInfo) {
+	for _, pl := range p.preEnqueuePlugins {
+		s := pl.PreEnqueue(context.Background(), pInfo.Pod)
+		if s.IsSuccess() {
+			continue
+		}
+		if pInfo.UnschedulablePlugins == nil {
+			pInfo.UnschedulablePlugins = sets.New[string]()
+		}
+		pInfo.UnschedulablePlugins.Insert(pl.Name())
+		pInfo.GatingPlugin = pl.Name()
+		pInfo.GatingPluginEvents = p.pluginToEvents[pl.Name()]
+		logger.V(4).Info("Status after running PreEnqueue plugin", "pod", klog.KObj(pInfo.Pod), "plugin", pl.Name(), "status", s)
+		return
+	}
+	pInfo.GatingPlugin = ""
+	pInfo.GatingPluginEvents = nil
+}
+
+// deleteFromPool removes a pod from the unschedulable pool, gated or not.
+// The caller holds the lock.
+func (p *PriorityQueue) deleteFromPool(key string) {
+	delete(p.unschedulablePods, key)
+	p.gatedPods.Delete(key)
 }
 
 // moveToBackoffQ puts a pod in backoffQ, wherever it was. The caller holds
 // the lock.
 func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
-	delete(p.unschedulablePods, podInfoKey(pInfo))
+	p.deleteFromPool(podInfoKey(pInfo))
 	p.backoffQ.add(logger, pInfo, event)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("backoff", event).Inc()
 	p.updateMetrics()
@@ -221,11 +293,10 @@ func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPo
 		p.moveToBackoffQ(logger, pInfo, event)
 		return false
 	}
-	p.moveToActiveQ(logger, pInfo, event)
-	return true
+	return p.moveToActiveQ(logger, pInfo, event)
 }
 
-// AddUnschedulableIfNotPresent puts a pod that failed back in the queue.
+// AddUnschedulablePodIfNotPresent puts a pod that failed back in the queue.
 // Its rejecting plugins must already be set from the failure's diagnosis.
 // podSchedulingCycle is the cycle in which the pod was popped.
 //
@@ -238,7 +309,7 @@ func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPo
 //     (moveRequestCycle >= podSchedulingCycle): that event found it in
 //     neither activeQ nor the pool, and may be the one that helps it;
 //   - else to the unschedulable pool, to wait for an event.
-func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo, podSchedulingCycle int64) error {
+func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo, podSchedulingCycle int64) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	key := podInfoKey(pInfo)
@@ -286,11 +357,13 @@ func (p *PriorityQueue) SchedulingCycle() int64 {
 func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	completed := p.backoffQ.popAllBackoffCompleted()
-	for _, pInfo := range completed {
-		p.moveToActiveQ(logger, pInfo, framework.BackoffComplete)
+	activated := false
+	for _, pInfo := range p.backoffQ.popAllBackoffCompleted() {
+		if p.moveToActiveQ(logger, pInfo, framework.BackoffComplete) {
+			activated = true
+		}
 	}
-	if len(completed) > 0 {
+	if activated {
 		p.cond.Broadcast()
 	}
 }
@@ -346,8 +419,9 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
-	p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label())
-	p.cond.Broadcast()
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label()) {
+		p.cond.Broadcast()
+	}
 }
 
 // Delete removes a pod from wherever it is queued. A pod being scheduled
@@ -359,7 +433,7 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 	lookup := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: pod}}
 	p.activeQ.Delete(lookup)
 	p.backoffQ.queue.Delete(lookup)
-	delete(p.unschedulablePods, podKey(pod))
+	p.deleteFromPool(podKey(pod))
 	p.updateMetrics()
 }
 
@@ -379,6 +453,11 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	var toMove []*framework.QueuedPodInfo
 	for _, pInfo := range p.unschedulablePods {
 		if preCheck != nil && !preCheck(pInfo.Pod) {
+			continue
+		}
+		// A gated pod moves only on an event its gating plugin registered
+		// (or a wildcard): no other event can lift its gate.
+		if pInfo.GatingPlugin != "" && !framework.ClusterEventIsWildCard(event) && !framework.MatchAnyClusterEvent(event, pInfo.GatingPluginEvents) {
 			continue
 		}
 		if p.isPodWorthRequeuing(logger, pInfo, event) {
@@ -438,19 +517,30 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 
 // flushUnschedulablePodsLeftover moves to activeQ the pods that have waited
 // in the unschedulable pool longer than podMaxInUnschedulablePodsDuration:
-// a plugin may have missed registering an event that helps them.
+// a plugin may have missed registering an event that helps them. The flush
+// is a move request like any event's (v1.33's movePodsToActiveOrBackoffQueue
+// set moveRequestCycle for it too): a pod being scheduled meanwhile that
+// fails goes to backoffQ, not to the pool for five more minutes.
 func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	now := p.clock.Now()
-	activated := false
+	var toMove []*framework.QueuedPodInfo
 	for _, pInfo := range p.unschedulablePods {
 		if now.Sub(pInfo.Timestamp) > p.podMaxInUnschedulablePodsDuration {
-			if p.requeuePod(logger, pInfo, framework.UnschedulableTimeout) {
-				activated = true
-			}
+			toMove = append(toMove, pInfo)
 		}
 	}
+	if len(toMove) == 0 {
+		return
+	}
+	activated := false
+	for _, pInfo := range toMove {
+		if p.requeuePod(logger, pInfo, framework.UnschedulableTimeout) {
+			activated = true
+		}
+	}
+	p.moveRequestCycle = p.schedulingCycle
 	if activated {
 		p.cond.Broadcast()
 	}
@@ -510,5 +600,6 @@ func (p *PriorityQueue) UnschedulablePods() []*v1.Pod {
 func (p *PriorityQueue) updateMetrics() {
 	metrics.ActivePods().Set(float64(p.activeQ.Len()))
 	metrics.BackoffPods().Set(float64(p.backoffQ.queue.Len()))
-	metrics.UnschedulablePods().Set(float64(len(p.unschedulablePods)))
+	metrics.UnschedulablePods().Set(float64(len(p.unschedulablePods) - p.gatedPods.Len()))
+	metrics.GatedPods().Set(float64(p.gatedPods.Len()))
 }

@@ -4,7 +4,7 @@ package queue
 // backoff_queue_test.go that apply to a queue with backoff and without
 // queueing hints: activeQ ordering (TestPriorityQueue_Add,
 // TestPriorityQueue_Pop), the unschedulable pool
-// (TestPriorityQueue_AddUnschedulableIfNotPresent), moves by event
+// (TestPriorityQueue_AddUnschedulablePodIfNotPresent), moves by event
 // (TestPriorityQueue_MoveAllToActiveOrBackoffQueue), Update and Delete,
 // head-of-line fairness (TestRecentlyTriedPodsGoBack), the leftover flush
 // (TestFlushUnschedulablePodsLeftover), the backoff flow (TestBackOffFlow,
@@ -13,6 +13,7 @@ package queue
 // throughout.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,7 +85,7 @@ func rejectedBy(q *PriorityQueue, pod *v1.Pod, plugins ...string) *framework.Que
 func fail(t *testing.T, logger klog.Logger, q *PriorityQueue, pInfo *framework.QueuedPodInfo, plugins ...string) {
 	t.Helper()
 	pInfo.UnschedulablePlugins = sets.New(plugins...)
-	if err := q.AddUnschedulableIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -221,25 +222,25 @@ func TestPopCountsAttemptsAndWaits(t *testing.T) {
 	}
 }
 
-func TestAddUnschedulableIfNotPresent(t *testing.T) {
+func TestAddUnschedulablePodIfNotPresent(t *testing.T) {
 	logger := newTestLogger(t)
 	clk := testingclock.NewFakeClock(time.Now())
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("active", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("active", 0), "Resources"), 0); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("active", 0), "Resources"), 0); err == nil {
 		t.Error("adding a pod that is in activeQ to the pool: no error")
 	}
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources"), 0); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources"), 0); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("failed", 0), "Resources"), 0); err == nil {
 		t.Error("adding a pod twice to the pool: no error")
 	}
 	// No plugin rejected it (an error): straight to backoffQ.
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("error", 0)), 0); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("error", 0)), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AddUnschedulableIfNotPresent(logger, rejectedBy(q, makePod("error", 0)), 0); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, rejectedBy(q, makePod("error", 0)), 0); err == nil {
 		t.Error("adding a pod twice to backoffQ: no error")
 	}
 	if diff := cmp.Diff([]string{"active"}, popAll(t, logger, q)); diff != "" {
@@ -809,5 +810,71 @@ func TestConcurrentUse(t *testing.T) {
 		if got := popped[fmt.Sprint("p-", i)]; got != 2 {
 			t.Errorf("p-%d popped %d times, want 2 (once, then once after its failure)", i, got)
 		}
+	}
+}
+
+// gate is a PreEnqueue plugin that holds back the pods with scheduling
+// gates, like the in-tree SchedulingGates.
+type gate struct{}
+
+func (gate) Name() string { return "SchedulingGates" }
+func (gate) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
+	if len(pod.Spec.SchedulingGates) > 0 {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "waiting for scheduling gates")
+	}
+	return nil
+}
+
+// TestGatedPodIsParked: a pod a PreEnqueue plugin holds back waits in the
+// unschedulable pool and is never popped; events its gating plugin did not
+// register leave it there; removing its last gate moves it to activeQ.
+func TestGatedPodIsParked(t *testing.T) {
+	logger := newTestLogger(t)
+	events := ClusterEventMap{
+		{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated}: sets.New("SchedulingGates"),
+		nodeAdd: sets.New("Resources"),
+	}
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithClusterEventMap(events), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	gated := makePod("gated", 0)
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	q.Add(logger, gated)
+	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
+		t.Fatalf("the pool (-want, +got):\n%s", diff)
+	}
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
+		t.Errorf("the pool after a node event (-want, +got):\n%s", diff)
+	}
+	ungated := gated.DeepCopy()
+	ungated.Spec.SchedulingGates = nil
+	q.Update(logger, gated, ungated)
+	if diff := cmp.Diff([]string{"gated"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped once the gate is removed (-want, +got):\n%s", diff)
+	}
+}
+
+// TestFlushIsAMoveRequest: the leftover flush sets moveRequestCycle, as
+// v1.33's did: a pod in its scheduling cycle during a flush that then fails
+// goes to backoffQ, not to the pool for five more minutes.
+func TestFlushIsAMoveRequest(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute))
+	q.Add(logger, makePod("old", 0))
+	old, err := q.Pop(logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail(t, logger, q, old, "Resources")
+	clk.Step(2 * time.Minute)
+	q.Add(logger, makePod("flying", 0))
+	flying, err := q.Pop(logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.flushUnschedulablePodsLeftover(logger)
+	fail(t, logger, q, flying, "Resources")
+	if diff := cmp.Diff(map[string]string{"old": activeQ, "flying": backoffQ}, map[string]string{"old": where(q, "old"), "flying": where(q, "flying")}); diff != "" {
+		t.Errorf("where the pods are after the flush (-want, +got):\n%s", diff)
 	}
 }

@@ -344,9 +344,13 @@ func withLabel(n *v1.Node, key, value string) *v1.Node {
 func TestErrors(t *testing.T) {
 	c := New()
 	c.AddNode(node("a"))
-	if err := c.ForgetPod(logger(t), pod("p", "a")); err == nil {
-		t.Error("forgetting a pod that is not assumed succeeded")
+	must(t, c.AddPod(logger(t), pod("bound", "a")))
+	if err := c.ForgetPod(logger(t), pod("bound", "a")); err == nil {
+		t.Error("forgetting a bound pod succeeded")
 	}
+	// A pod no longer in the cache was removed after its deletion:
+	// forgetting it has nothing to undo.
+	must(t, c.ForgetPod(logger(t), pod("gone", "a")))
 	must(t, c.AssumePod(pod("p", "a")))
 	if err := c.AssumePod(pod("p", "a")); err == nil {
 		t.Error("assuming a pod twice succeeded")
@@ -365,5 +369,34 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRemovePodFromTombstone: the informer missed a pod's deletion and
+// hands over its last state, from before the binding: no node. The cache
+// frees the node the pod is counted on, assumed or bound, as upstream's
+// RemovePod does.
+func TestRemovePodFromTombstone(t *testing.T) {
+	tests := []struct {
+		name string
+		add  func(c *Cache, p *v1.Pod) error
+	}{
+		{name: "assumed", add: func(c *Cache, p *v1.Pod) error { return c.AssumePod(p) }},
+		{name: "bound", add: func(c *Cache, p *v1.Pod) error { return c.AddPod(klog.Background(), p) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New()
+			c.AddNode(node("a"))
+			must(t, tt.add(c, pod("p", "a")))
+			must(t, c.RemovePod(logger(t), pod("p", "")))
+			pods, assumed := c.Dump()
+			if diff := cmp.Diff([2]int{0, 0}, [2]int{len(pods), len(assumed)}); diff != "" {
+				t.Errorf("pods and assumed pods in the cache (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(map[string][]string{"a": {}}, view(fresh(t, c))); diff != "" {
+				t.Errorf("snapshot (-want, +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -1,6 +1,6 @@
 // Package queue holds the pods waiting to be scheduled. It mirrors
 // pkg/scheduler/backend/queue/scheduling_queue.go of k8s.io/kubernetes
-// (PriorityQueue, its Add, AddUnschedulableIfNotPresent, Pop, Done, Update,
+// (PriorityQueue, its Add, AddUnschedulablePodIfNotPresent, Pop, Done, Update,
 // Delete, MoveAllToActiveOrBackoffQueue, isPodWorthRequeuing,
 // determineSchedulingHintForInFlightPod, flushBackoffQCompleted and
 // flushUnschedulablePodsLeftover) and active_queue.go (the in-flight pods
@@ -23,6 +23,7 @@ package queue
 
 import (
 	"container/list"
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -104,6 +105,10 @@ type PriorityQueue struct {
 	podMaxBackoffDuration             time.Duration
 	podMaxInUnschedulablePodsDuration time.Duration
 	queueingHintMap                   QueueingHintMap
+	// preEnqueuePlugins run before a pod enters activeQ; pluginToEvents
+	// holds the events each plugin registered, for a pod it gates.
+	preEnqueuePlugins []fwk.PreEnqueuePlugin
+	pluginToEvents    map[string][]fwk.ClusterEvent
 
 	lock sync.Mutex
 	cond sync.Cond
@@ -114,8 +119,11 @@ type PriorityQueue struct {
 	// unschedulablePods holds the pods that failed, by namespace/name, each
 	// with the plugins that rejected it.
 	unschedulablePods map[string]*framework.QueuedPodInfo
-	closed            bool
-	stop              chan struct{}
+	// gatedPods holds the keys of the pods in the pool that a PreEnqueue
+	// plugin holds back, for scheduler_pending_pods{queue="gated"}.
+	gatedPods sets.Set[string]
+	closed    bool
+	stop      chan struct{}
 	// schedulingCycle counts the pods popped.
 	schedulingCycle int64
 	// inFlightPods holds the pods popped and not yet Done, each with its
@@ -153,6 +161,12 @@ func WithPodMaxInUnschedulablePodsDuration(d time.Duration) Option {
 	return func(p *PriorityQueue) { p.podMaxInUnschedulablePodsDuration = d }
 }
 
+// WithPreEnqueuePlugins sets the plugins that may hold a pod back before it
+// enters activeQ (SchedulingGates, for a pod with scheduling gates).
+func WithPreEnqueuePlugins(pls []fwk.PreEnqueuePlugin) Option {
+	return func(p *PriorityQueue) { p.preEnqueuePlugins = pls }
+}
+
 // WithQueueingHintMap sets which plugins registered which events, with
 // their hints.
 func WithQueueingHintMap(m QueueingHintMap) Option {
@@ -168,12 +182,20 @@ func NewPriorityQueue(lessFn fwk.LessFunc, opts ...Option) *PriorityQueue {
 		podMaxBackoffDuration:             DefaultPodMaxBackoffDuration,
 		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
 		unschedulablePods:                 map[string]*framework.QueuedPodInfo{},
+		gatedPods:                         sets.New[string](),
 		stop:                              make(chan struct{}),
 		inFlightPods:                      map[types.UID]*list.Element{},
 		inFlightEvents:                    list.New(),
 	}
 	for _, opt := range opts {
 		opt(p)
+	}
+	// A gated pod moves only on the events its gating plugin registered.
+	p.pluginToEvents = map[string][]fwk.ClusterEvent{}
+	for event, hintFns := range p.queueingHintMap {
+		for _, hintFn := range hintFns {
+			p.pluginToEvents[hintFn.PluginName] = append(p.pluginToEvents[hintFn.PluginName], event)
+		}
 	}
 	p.cond.L = &p.lock
 	p.activeQ = NewHeap(podInfoKey, func(a, b *framework.QueuedPodInfo) bool { return lessFn(a, b) })
@@ -218,28 +240,78 @@ func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	p.moveToActiveQ(logger, p.newQueuedPodInfo(pod), framework.EventUnscheduledPodAdd.Label())
-	p.cond.Broadcast()
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(pod), framework.EventUnscheduledPodAdd.Label()) {
+		p.cond.Broadcast()
+	}
 }
 
-// moveToActiveQ puts a pod in activeQ, wherever it was. Every move between
-// the queue's parts goes through here or through AddUnschedulableIfNotPresent,
-// and each logs one line with the event that caused it, so that a pod can be
-// followed through the queue in the log. The caller holds the lock and wakes
-// Pop.
-func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
-	delete(p.unschedulablePods, podInfoKey(pInfo))
+// moveToActiveQ puts a pod in activeQ, wherever it was, unless a
+// PreEnqueue plugin holds it back: then it waits in the unschedulable pool,
+// gated, and costs no scheduling cycle until an event its gating plugin
+// registered (the removal of its last scheduling gate) moves it again. It
+// reports whether the pod went to activeQ. Every move between the queue's
+// parts goes through here or through AddUnschedulablePodIfNotPresent, and
+// each logs one line with the event that caused it, so that a pod can be
+// followed through the queue in the log. The caller holds the lock and
+// wakes Pop.
+func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
+	key := podInfoKey(pInfo)
+	p.runPreEnqueuePlugins(logger, pInfo)
+	if pInfo.GatingPlugin != "" {
+		p.backoffQ.queue.Delete(pInfo)
+		if _, ok := p.unschedulablePods[key]; !ok {
+			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
+		}
+		p.unschedulablePods[key] = pInfo
+		p.gatedPods.Insert(key)
+		p.updateMetrics()
+		return false
+	}
+	p.deleteFromPool(key)
 	p.backoffQ.queue.Delete(pInfo)
 	p.activeQ.AddOrUpdate(pInfo)
 	logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", activeQ)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("active", event).Inc()
 	p.updateMetrics()
+	return true
+}
+
+// runPreEnqueuePlugins runs the PreEnqueue plugins on the pod and records
+// the first that rejects it as its gating plugin, among its rejecting
+// plugins, so that the events that plugin registered can move the pod, as
+// upstream's runPreEnqueuePlugins does. A pod every plugin lets through has
+// no gating plugin. (Upstream runs the last gating plugin first, which
+// makes no difference with the one PreEnqueue plugin here.)
+func (p *PriorityQueue) runPreEnqueuePlugins(logger klog.Logger, pInfo *framework.QueuedPodInfo) {
+	for _, pl := range p.preEnqueuePlugins {
+		s := pl.PreEnqueue(context.Background(), pInfo.Pod)
+		if s.IsSuccess() {
+			continue
+		}
+		if pInfo.UnschedulablePlugins == nil {
+			pInfo.UnschedulablePlugins = sets.New[string]()
+		}
+		pInfo.UnschedulablePlugins.Insert(pl.Name())
+		pInfo.GatingPlugin = pl.Name()
+		pInfo.GatingPluginEvents = p.pluginToEvents[pl.Name()]
+		logger.V(4).Info("Status after running PreEnqueue plugin", "pod", klog.KObj(pInfo.Pod), "plugin", pl.Name(), "status", s)
+		return
+	}
+	pInfo.GatingPlugin = ""
+	pInfo.GatingPluginEvents = nil
+}
+
+// deleteFromPool removes a pod from the unschedulable pool, gated or not.
+// The caller holds the lock.
+func (p *PriorityQueue) deleteFromPool(key string) {
+	delete(p.unschedulablePods, key)
+	p.gatedPods.Delete(key)
 }
 
 // moveToBackoffQ puts a pod in backoffQ, wherever it was. The caller holds
 // the lock.
 func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
-	delete(p.unschedulablePods, podInfoKey(pInfo))
+	p.deleteFromPool(podInfoKey(pInfo))
 	p.backoffQ.add(logger, pInfo, event)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("backoff", event).Inc()
 	p.updateMetrics()
@@ -253,11 +325,10 @@ func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPo
 		p.moveToBackoffQ(logger, pInfo, event)
 		return false
 	}
-	p.moveToActiveQ(logger, pInfo, event)
-	return true
+	return p.moveToActiveQ(logger, pInfo, event)
 }
 
-// AddUnschedulableIfNotPresent puts a pod that failed back in the queue.
+// AddUnschedulablePodIfNotPresent puts a pod that failed back in the queue.
 // Its rejecting plugins must already be set from the failure's diagnosis.
 // podSchedulingCycle, the cycle the failure happened in, is only logged.
 //
@@ -270,7 +341,7 @@ func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPo
 // otherwise it waits in the unschedulable pool. A pod no plugin rejected
 // always goes to backoffQ. Either way the pod is Done: this is the end of
 // its flight.
-func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo, podSchedulingCycle int64) error {
+func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo, podSchedulingCycle int64) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	// Whatever happens below, the pod has landed. The events it needed are
@@ -351,43 +422,52 @@ func (p *PriorityQueue) SchedulingCycle() int64 {
 func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	completed := p.backoffQ.popAllBackoffCompleted()
-	for _, pInfo := range completed {
-		p.moveToActiveQ(logger, pInfo, framework.BackoffComplete)
+	activated := false
+	for _, pInfo := range p.backoffQ.popAllBackoffCompleted() {
+		if p.moveToActiveQ(logger, pInfo, framework.BackoffComplete) {
+			activated = true
+		}
 	}
-	if len(completed) > 0 {
+	if activated {
 		p.cond.Broadcast()
 	}
 }
 
 // Pop waits for a pod in activeQ and returns the best one, counting the
 // attempt. It returns an error once the queue is closed.
+//
+// A pod popped while it is still in flight is a bug elsewhere: the same pod
+// tracked twice. That copy is discarded and the next pod popped, as
+// upstream's unlockedPop does (PR #127016): scheduling it would overwrite its
+// in-flight element, and the events after the first would never be freed.
 func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	for p.activeQ.Len() == 0 && !p.closed {
-		p.cond.Wait()
-	}
-	if p.closed {
-		return nil, fmt.Errorf("scheduling queue is closed")
-	}
-	pInfo, _ := p.activeQ.Pop()
-	pInfo.Attempts++
-	p.schedulingCycle++
-	// The pod is in flight until Done: the events from now on may concern
-	// it. A pod popped twice without Done would overwrite its element, and
-	// the events after the first would never be freed.
-	if _, ok := p.inFlightPods[pInfo.Pod.UID]; ok {
-		logger.Error(nil, "Pod popped while it is still in flight", "pod", klog.KObj(pInfo.Pod))
-	} else {
+	for {
+		for p.activeQ.Len() == 0 && !p.closed {
+			p.cond.Wait()
+		}
+		if p.closed {
+			return nil, fmt.Errorf("scheduling queue is closed")
+		}
+		pInfo, _ := p.activeQ.Pop()
+		if _, ok := p.inFlightPods[pInfo.Pod.UID]; ok {
+			logger.Error(nil, "Discarding the popped pod: it is in flight already", "pod", klog.KObj(pInfo.Pod))
+			p.updateMetrics()
+			continue
+		}
+		pInfo.Attempts++
+		p.schedulingCycle++
+		// The pod is in flight until Done: the events from now on may
+		// concern it.
 		p.inFlightPods[pInfo.Pod.UID] = p.inFlightEvents.PushBack(pInfo.Pod)
+		p.updateMetrics()
+		return pInfo, nil
 	}
-	p.updateMetrics()
-	return pInfo, nil
 }
 
 // Done ends the flight of a popped pod. The scheduler calls it once per
-// Pop, on every path: AddUnschedulableIfNotPresent calls it for a pod that
+// Pop, on every path: AddUnschedulablePodIfNotPresent calls it for a pod that
 // failed, the binding cycle for a pod that passed Permit, and the scheduler
 // itself for a pod it skips or that disappeared. Without it, the pod's
 // element would keep every later event in the list: the memory leak of
@@ -480,8 +560,9 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
-	p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label())
-	p.cond.Broadcast()
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label()) {
+		p.cond.Broadcast()
+	}
 }
 
 // Delete removes a pod from wherever it is queued. A pod being scheduled
@@ -493,7 +574,7 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 	lookup := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: pod}}
 	p.activeQ.Delete(lookup)
 	p.backoffQ.queue.Delete(lookup)
-	delete(p.unschedulablePods, podKey(pod))
+	p.deleteFromPool(podKey(pod))
 	p.updateMetrics()
 }
 
@@ -514,6 +595,11 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	var toMove []*framework.QueuedPodInfo
 	for _, pInfo := range p.unschedulablePods {
 		if preCheck != nil && !preCheck(pInfo.Pod) {
+			continue
+		}
+		// A gated pod moves only on an event its gating plugin registered
+		// (or a wildcard): no other event can lift its gate.
+		if pInfo.GatingPlugin != "" && !framework.ClusterEventIsWildCard(event) && !framework.MatchAnyClusterEvent(event, pInfo.GatingPluginEvents) {
 			continue
 		}
 		if p.isPodWorthRequeuing(logger, pInfo, event, oldObj, newObj) == queueAfterBackoff {
@@ -564,6 +650,11 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 		return queueAfterBackoff
 	}
 	if framework.ClusterEventIsWildCard(event) {
+		// A wildcard event that names a pod (ForceActivate) is for that pod
+		// only.
+		if pod, ok := newObj.(*v1.Pod); ok && pod.UID != pInfo.Pod.UID {
+			return queueSkip
+		}
 		logger.V(6).Info("Worth requeuing because the event is wildcard", "pod", klog.KObj(pInfo.Pod), "event", event.Label())
 		return queueAfterBackoff
 	}
@@ -591,22 +682,72 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 
 // flushUnschedulablePodsLeftover moves to activeQ the pods that have waited
 // in the unschedulable pool longer than podMaxInUnschedulablePodsDuration:
-// a plugin may have missed registering an event that helps them.
+// a plugin may have missed registering an event that helps them. The flush
+// is itself a cluster event, UnschedulableTimeout, a wildcard: like any
+// event, it is kept for the pods in flight, so that a pod failing now is
+// not parked for a further five minutes.
 func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	now := p.clock.Now()
-	activated := false
+	var toMove []*framework.QueuedPodInfo
 	for _, pInfo := range p.unschedulablePods {
 		if now.Sub(pInfo.Timestamp) > p.podMaxInUnschedulablePodsDuration {
-			if p.requeuePod(logger, pInfo, framework.UnschedulableTimeout) {
-				activated = true
-			}
+			toMove = append(toMove, pInfo)
+		}
+	}
+	if len(toMove) == 0 {
+		return
+	}
+	activated := false
+	for _, pInfo := range toMove {
+		if p.requeuePod(logger, pInfo, framework.UnschedulableTimeout) {
+			activated = true
+		}
+	}
+	if len(p.inFlightPods) > 0 {
+		p.inFlightEvents.PushBack(&clusterEvent{event: framework.EventUnschedulableTimeout})
+	}
+	if activated {
+		p.cond.Broadcast()
+	}
+}
+
+// Activate moves the given pods to activeQ at once, from the unschedulable
+// pool or backoffQ, whatever their backoff: a plugin knows they are worth
+// trying now (the Gang plugin, for the siblings of a member that waits at
+// Permit). A pod in flight gets a ForceActivate event instead, so that it
+// is tried again if it fails. Other pods are ignored. It mirrors upstream's
+// Activate.
+func (p *PriorityQueue) Activate(logger klog.Logger, pods map[string]*v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	activated := false
+	for _, pod := range pods {
+		if p.activate(logger, pod) {
+			activated = true
+			continue
+		}
+		if _, ok := p.inFlightPods[pod.UID]; ok {
+			p.inFlightEvents.PushBack(&clusterEvent{event: framework.EventForceActivate, newObj: pod})
 		}
 	}
 	if activated {
 		p.cond.Broadcast()
 	}
+}
+
+// activate moves one pod to activeQ if it waits in the pool or in backoffQ.
+// The caller holds the lock.
+func (p *PriorityQueue) activate(logger klog.Logger, pod *v1.Pod) bool {
+	pInfo, ok := p.unschedulablePods[podKey(pod)]
+	if !ok {
+		lookup := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: pod}}
+		if pInfo, ok = p.backoffQ.queue.Get(lookup); !ok {
+			return false
+		}
+	}
+	return p.moveToActiveQ(logger, pInfo, framework.ForceActivate)
 }
 
 // GetPod returns the queued pod of that name, from activeQ or the
@@ -661,7 +802,9 @@ func (p *PriorityQueue) UnschedulablePods() []*v1.Pod {
 
 // updateMetrics sets scheduler_pending_pods. The caller holds the lock.
 func (p *PriorityQueue) updateMetrics() {
+	gated := p.gatedPods.Len()
 	metrics.ActivePods().Set(float64(p.activeQ.Len()))
 	metrics.BackoffPods().Set(float64(p.backoffQ.queue.Len()))
-	metrics.UnschedulablePods().Set(float64(len(p.unschedulablePods)))
+	metrics.UnschedulablePods().Set(float64(len(p.unschedulablePods) - gated))
+	metrics.GatedPods().Set(float64(gated))
 }

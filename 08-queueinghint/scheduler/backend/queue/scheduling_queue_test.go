@@ -3,16 +3,17 @@ package queue
 // These tests port the cases of upstream's scheduling_queue_test.go and
 // backoff_queue_test.go that apply to a queue with backoff and queueing
 // hints: activeQ ordering (TestPriorityQueue_Add, TestPriorityQueue_Pop),
-// the unschedulable pool (TestPriorityQueue_AddUnschedulableIfNotPresent),
+// the unschedulable pool (TestPriorityQueue_AddUnschedulablePodIfNotPresent),
 // moves by event with hints
 // (TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint,
 // Test_isPodWorthRequeuing), the in-flight events
-// (TestPriorityQueue_AddUnschedulableIfNotPresent_inFlight cases,
+// (TestPriorityQueue_AddUnschedulablePodIfNotPresent_inFlight cases,
 // Test_InFlightPods), Update and Delete, head-of-line fairness
 // (TestRecentlyTriedPodsGoBack), the leftover flush, the backoff flow
 // (TestBackOffFlow) and error backoff. Time is a fake clock throughout.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -113,7 +114,7 @@ func pop(t *testing.T, logger klog.Logger, q *PriorityQueue) *framework.QueuedPo
 func fail(t *testing.T, logger klog.Logger, q *PriorityQueue, pInfo *framework.QueuedPodInfo, plugins ...string) {
 	t.Helper()
 	pInfo.UnschedulablePlugins = sets.New(plugins...)
-	if err := q.AddUnschedulableIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -283,21 +284,21 @@ func podNames(pods []*v1.Pod) []string {
 	return out
 }
 
-func TestAddUnschedulableIfNotPresent(t *testing.T) {
+func TestAddUnschedulablePodIfNotPresent(t *testing.T) {
 	logger := newTestLogger(t)
 	clk := testingclock.NewFakeClock(time.Now())
 	q := newTestQueue(t, clk)
 	failed := addAndFail(t, logger, q, makePod("failed", 0), "Resources")
-	if err := q.AddUnschedulableIfNotPresent(logger, failed, 0); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, failed, 0); err == nil {
 		t.Error("adding a pod twice to the pool: no error")
 	}
 	// No plugin rejected it (an error): straight to backoffQ.
 	errored := addAndFail(t, logger, q, makePod("error", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, errored, 0); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, errored, 0); err == nil {
 		t.Error("adding a pod twice to backoffQ: no error")
 	}
 	q.Add(logger, makePod("active", 0))
-	if err := q.AddUnschedulableIfNotPresent(logger, q.newQueuedPodInfo(makePod("active", 0)), 0); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, q.newQueuedPodInfo(makePod("active", 0)), 0); err == nil {
 		t.Error("adding a pod that is in activeQ to the pool: no error")
 	}
 	if diff := cmp.Diff([]string{"active"}, popAll(t, logger, q)); diff != "" {
@@ -638,7 +639,7 @@ func TestInFlightEventsDoNotLeak(t *testing.T) {
 				return
 			}
 			pInfo.UnschedulablePlugins = sets.New("Labels")
-			if err := q.AddUnschedulableIfNotPresent(logger, pInfo, 0); err != nil {
+			if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo, 0); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -1061,4 +1062,113 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 	checkNoneInFlight(t, q)
+}
+
+// TestPopDiscardsPodInFlight: a pod added again while it is in flight (a
+// bug elsewhere: the same pod tracked twice) is discarded when popped, and
+// Pop returns the next pod, as upstream's unlockedPop does. The pod's first
+// flight still ends once.
+func TestPopDiscardsPodInFlight(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q.Add(logger, makePod("twice", 10))
+	first := pop(t, logger, q)
+	q.Add(logger, makePod("twice", 10))
+	q.Add(logger, makePod("next", 0))
+	got := pop(t, logger, q)
+	if diff := cmp.Diff("next", got.Pod.Name); diff != "" {
+		t.Errorf("popped while the first copy is in flight (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("", where(q, "twice")); diff != "" {
+		t.Errorf("where the second copy is (-want, +got):\n%s", diff)
+	}
+	q.Done(logger, first.Pod.UID)
+	q.Done(logger, got.Pod.UID)
+	checkNoneInFlight(t, q)
+}
+
+// TestFlushIsAnEventForPodsInFlight: the leftover flush is a cluster event
+// (UnschedulableTimeout): a pod in flight during a flush that then fails
+// goes to backoffQ, not to the pool for five more minutes, as upstream's
+// flushUnschedulableEntitiesLeftover records the event for pods in flight.
+func TestFlushIsAnEventForPodsInFlight(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute))
+	addAndFail(t, logger, q, makePod("old", 0), "Resources")
+	clk.Step(2 * time.Minute)
+	q.Add(logger, makePod("flying", 0))
+	flying := pop(t, logger, q)
+	q.flushUnschedulablePodsLeftover(logger)
+	fail(t, logger, q, flying, "Resources")
+	if diff := cmp.Diff(map[string]string{"old": activeQ, "flying": backoffQ}, map[string]string{"old": where(q, "old"), "flying": where(q, "flying")}); diff != "" {
+		t.Errorf("where the pods are after the flush (-want, +got):\n%s", diff)
+	}
+}
+
+// gate is a PreEnqueue plugin that holds back the pods with scheduling
+// gates, like the in-tree SchedulingGates.
+type gate struct{}
+
+func (gate) Name() string { return "SchedulingGates" }
+func (gate) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
+	if len(pod.Spec.SchedulingGates) > 0 {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "waiting for scheduling gates")
+	}
+	return nil
+}
+
+// TestGatedPodIsParked: a pod a PreEnqueue plugin holds back waits in the
+// unschedulable pool and is never popped; events its gating plugin did not
+// register leave it there; removing its last gate moves it to activeQ.
+func TestGatedPodIsParked(t *testing.T) {
+	logger := newTestLogger(t)
+	gatesEliminated := fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated}
+	hints := QueueingHintMap{
+		gatesEliminated: {{PluginName: "SchedulingGates", QueueingHintFn: queueHint}},
+		nodeAdd:         {{PluginName: "Resources", QueueingHintFn: queueHint}},
+	}
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithQueueingHintMap(hints), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	gated := makePod("gated", 0)
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	gated.ResourceVersion = "1"
+	q.Add(logger, gated)
+	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
+		t.Fatalf("where the gated pod is (-want, +got):\n%s", diff)
+	}
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, nil, nil)
+	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
+		t.Errorf("where the gated pod is after a node event (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(int64(0), q.SchedulingCycle()); diff != "" {
+		t.Errorf("scheduling cycles (-want, +got):\n%s", diff)
+	}
+	ungated := gated.DeepCopy()
+	ungated.Spec.SchedulingGates = nil
+	ungated.ResourceVersion = "2"
+	q.Update(logger, gated, ungated)
+	if diff := cmp.Diff([]string{"gated"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped once the gate is removed (-want, +got):\n%s", diff)
+	}
+}
+
+// TestActivate: Activate moves a pod from the pool or from backoffQ to
+// activeQ at once; for a pod in flight it records an event that sends the
+// pod to backoffQ when it fails; it ignores other pods.
+func TestActivate(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	parked := addAndFail(t, logger, q, makePod("parked", 0), "Resources")
+	backingOff := addAndFail(t, logger, q, makePod("backing-off", 0))
+	q.Add(logger, makePod("flying", 0))
+	flying := pop(t, logger, q)
+	q.Activate(logger, map[string]*v1.Pod{"ns/parked": parked.Pod, "ns/backing-off": backingOff.Pod, "ns/flying": flying.Pod, "ns/unknown": makePod("unknown", 0)})
+	fail(t, logger, q, flying, "Resources")
+	got := map[string]string{}
+	for _, name := range []string{"parked", "backing-off", "flying", "unknown"} {
+		got[name] = where(q, name)
+	}
+	if diff := cmp.Diff(map[string]string{"parked": activeQ, "backing-off": activeQ, "flying": backoffQ, "unknown": ""}, got); diff != "" {
+		t.Errorf("where the pods are after Activate (-want, +got):\n%s", diff)
+	}
 }

@@ -13,20 +13,27 @@
 //
 // From chapter 08 on, the plugin tells the queue which events could help a
 // member it rejected, with a queueing hint: only a new pod of the same
-// gang.
+// gang. And a member that waits asks the queue to try its siblings at once
+// (PodsToActivate), as upstream's GangScheduling plugin does with
+// Handle.Activate: a sibling that failed, or timed out, while this one was
+// not there may fit now, and no cluster event would tell the queue.
 package gang
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 )
 
@@ -45,6 +52,9 @@ const (
 type Gang struct {
 	handle  fwk.Handle
 	timeout time.Duration
+	// podLister lists a gang's members, from the handle's informers; nil
+	// when the handle has none (then no sibling is activated).
+	podLister corelisters.PodLister
 }
 
 var (
@@ -79,7 +89,11 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, _ feature.Features
 		}
 		timeout = args.Timeout
 	}
-	return &Gang{handle: h, timeout: timeout}, nil
+	g := &Gang{handle: h, timeout: timeout}
+	if f := h.SharedInformerFactory(); f != nil {
+		g.podLister = f.Core().V1().Pods().Lister()
+	}
+	return g, nil
 }
 
 // Name returns the plugin's name.
@@ -105,7 +119,7 @@ func sameGang(pod, other *v1.Pod) bool {
 // Permit lets a pod without a gang through. A member completes its gang if
 // enough others are already waiting: then it allows them all and goes on
 // itself. Otherwise it waits, for at most the timeout.
-func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.Status, time.Duration) {
+func (g *Gang) Permit(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) (*fwk.Status, time.Duration) {
 	group, size := groupOf(pod)
 	if size == 0 {
 		return nil, 0
@@ -117,12 +131,43 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string
 		}
 	})
 	if len(waiting)+1 < size {
+		g.activateSiblings(state, pod, waiting)
 		return fwk.NewStatus(fwk.Wait, fmt.Sprintf("waiting for %d more member(s) of gang %s", size-len(waiting)-1, group)), g.timeout
 	}
 	for _, wp := range waiting {
 		wp.Allow(Name)
 	}
 	return nil, 0
+}
+
+// activateSiblings puts in the CycleState's PodsToActivate the members of
+// pod's gang that neither wait at Permit nor are bound: the scheduler asks
+// the queue to try them at once when this cycle ends.
+func (g *Gang) activateSiblings(state fwk.CycleState, pod *v1.Pod, waiting []fwk.WaitingPod) {
+	if g.podLister == nil {
+		return
+	}
+	c, err := state.Read(framework.PodsToActivateKey)
+	if err != nil {
+		return
+	}
+	podsToActivate, ok := c.(*framework.PodsToActivate)
+	if !ok {
+		return
+	}
+	group, _ := groupOf(pod)
+	members, err := g.podLister.Pods(pod.Namespace).List(labels.SelectorFromSet(labels.Set{GroupLabel: group}))
+	if err != nil {
+		return
+	}
+	podsToActivate.Lock()
+	defer podsToActivate.Unlock()
+	for _, m := range members {
+		if m.UID == pod.UID || m.Spec.NodeName != "" || !sameGang(pod, m) || slices.ContainsFunc(waiting, func(wp fwk.WaitingPod) bool { return wp.GetPod().UID == m.UID }) {
+			continue
+		}
+		podsToActivate.Map[m.Namespace+"/"+m.Name] = m
+	}
 }
 
 // Reserve has nothing to do: the scheduler's assume already holds the node.

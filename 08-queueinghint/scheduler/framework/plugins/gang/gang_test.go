@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 )
@@ -36,6 +37,9 @@ type fakeHandle struct {
 	fwk.Handle
 	waiting []*fakeWaitingPod
 }
+
+// SharedInformerFactory returns none: the plugin then lists no siblings.
+func (h *fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
 
 func (h *fakeHandle) IterateOverWaitingPods(cb func(fwk.WaitingPod)) {
 	for _, w := range h.waiting {
