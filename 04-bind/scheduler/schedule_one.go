@@ -142,7 +142,9 @@ func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.C
 	if ctx.Err() != nil {
 		// The scheduler is stopping: the pod did not fail, so it gets no
 		// decision, no event and no status; it is simply not bound, and
-		// the next scheduler to run will schedule it.
+		// the next scheduler to run will schedule it. (Upstream runs its
+		// failure handler here too; its WaitOnPermit does not watch the
+		// context.)
 		klog.FromContext(ctx).V(3).Info("Binding cycle stopped: the scheduler is stopping")
 		return
 	}

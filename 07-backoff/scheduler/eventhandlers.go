@@ -119,9 +119,16 @@ func (sched *Scheduler) deletePod(obj any) {
 			sched.logger.Error(nil, "Cannot convert to *v1.Pod", "obj", t.Obj)
 			return
 		}
-		sched.deleteAssignedPodFromCache(pod)
+		// The queue first: if the pod was assumed, handleAssumedPodDeletion
+		// rejects it at Permit, where its gang could still count it.
+		// (Upstream cleans the cache first, and so leaves such a pod
+		// waiting.) Then the cache, if it holds the pod, whatever the copy
+		// says.
 		if sched.responsibleForPod(pod) {
 			sched.deletePodFromSchedulingQueue(pod, false)
+		}
+		if _, ok := sched.cache.GetPod(pod); ok {
+			sched.deleteAssignedPodFromCache(pod)
 		}
 	default:
 		sched.logger.Error(nil, "Unable to handle object", "obj", obj)
@@ -172,7 +179,9 @@ func (sched *Scheduler) deletePodFromSchedulingQueue(pod *v1.Pod, inBinding bool
 // deleted, at once: pending pods must not wait for its binding cycle to
 // fail. A pod waiting at Permit is rejected, and its binding cycle forgets
 // it. A pod past Permit (in PreBind or Bind) is removed from the cache
-// here; its Binding will fail, the pod being gone.
+// here; its Binding will fail, the pod being gone. A pod deleted between
+// its assume and its Permit is removed here too, and Permit may still
+// register it as waiting, as upstream's may: its Binding fails the same.
 func (sched *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
 	assumedPod, ok := sched.cache.GetPod(pod)
 	if !ok {

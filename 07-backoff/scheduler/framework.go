@@ -122,7 +122,9 @@ func (h *handle) GetWaitingPod(uid types.UID) fwk.WaitingPod {
 	return nil
 }
 
-// RejectWaitingPod rejects a waiting pod; it reports whether it was waiting.
+// RejectWaitingPod rejects a waiting pod; it reports whether this call
+// decided its fate. Plugins call it, possibly from Permit, so it does not
+// take permitMu.
 func (h *handle) RejectWaitingPod(uid types.UID) bool {
 	if wp := h.waitingPods.get(uid); wp != nil {
 		return wp.Reject("", "removed")
@@ -445,8 +447,13 @@ func (f *Framework) RunReservePluginsReserve(ctx context.Context, state fwk.Cycl
 
 // RunReservePluginsUnreserve undoes Reserve, in reverse order, whenever the
 // pod fails after Reserve: every plugin is told, whether or not its Reserve
-// ran, so Unreserve must be idempotent.
+// ran, so Unreserve must be idempotent. It holds permitMu, because an
+// Unreserve may reject waiting pods (the Gang plugin rejects the rest of a
+// gang): that must not fall between a Permit counting them and allowing
+// them either. It is never called while the Permit plugins run.
 func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
+	f.waitingPods.permitMu.Lock()
+	defer f.waitingPods.permitMu.Unlock()
 	for _, pl := range slices.Backward(f.reservePlugins) {
 		pl.Unreserve(ctx, state, pod, nodeName)
 	}
@@ -546,12 +553,13 @@ func (f *Framework) RunPostBindPlugins(ctx context.Context, state fwk.CycleState
 }
 
 // RejectWaitingPod rejects a pod if it waits at Permit, as when it is
-// deleted meanwhile.
+// deleted meanwhile, with upstream's message; it reports whether this call
+// decided the pod's fate. It holds permitMu, as a deadline does.
 func (f *Framework) RejectWaitingPod(uid types.UID) bool {
 	f.waitingPods.permitMu.Lock()
 	defer f.waitingPods.permitMu.Unlock()
 	if wp := f.waitingPods.get(uid); wp != nil {
-		return wp.Reject("", "the pod was deleted")
+		return wp.Reject("", "removed")
 	}
 	return false
 }

@@ -21,10 +21,11 @@ type waitingPods struct {
 	mu   sync.Mutex
 	pods map[types.UID]*waitingPod
 	// permitMu orders the decisions about waiting pods: the framework holds
-	// it while the Permit plugins run, and a deadline takes it before it
-	// rejects a pod. So a gang's last member, which counts the members
-	// waiting and then allows them, cannot see one of them time out in
-	// between and bind the gang without it. (Upstream's timers reject
+	// it while the Permit plugins run and while the Unreserve plugins run,
+	// a deadline takes it before it rejects a pod, and so does the
+	// rejection of a deleted pod. So a gang's last member, which counts the
+	// members waiting and then allows them, cannot see one of them rejected
+	// in between and bind the gang without it. (Upstream's timers reject
 	// without such a lock.)
 	permitMu sync.Mutex
 }

@@ -8,8 +8,8 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -78,8 +78,8 @@ type ChaosReport struct {
 	// InFlight counts the Bindings issued after the scheduler saw their
 	// node deleted, by a cycle that had chosen the node before (allowed,
 	// as in kube-scheduler; see lateBinds).
-	InFlight   int
-	Settled time.Duration
+	InFlight int
+	Settled  time.Duration
 	// Cache is what the scheduler's scheduler_cache_size said at the end,
 	// by type (assumed_pods, pods, nodes), once it agreed with the cluster;
 	// Chapters 05 on export it.
@@ -525,7 +525,8 @@ func (c *chaos) checkCache(ctx context.Context) {
 
 // clusterSize counts what the scheduler's cache should hold: no assumed
 // pod, every pod bound to a node that has not terminated (the scheduler's
-// pod informer leaves terminated pods out), and every node.
+// pod informer leaves terminated pods out), and every node, including a
+// deleted one that bound pods still name.
 func (c *chaos) clusterSize(ctx context.Context) (map[string]int, error) {
 	pods, err := c.r.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -535,13 +536,20 @@ func (c *chaos) clusterSize(ctx context.Context) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The cache keeps a NodeInfo for a deleted node while pods bound to it
+	// remain (PodGC deletes them later), and counts it, as upstream does.
+	names := map[string]bool{}
+	for _, n := range nodes.Items {
+		names[n.Name] = true
+	}
 	bound := 0
 	for _, p := range pods.Items {
 		if p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
 			bound++
+			names[p.Spec.NodeName] = true
 		}
 	}
-	return map[string]int{"assumed_pods": 0, "pods": bound, "nodes": len(nodes.Items)}, nil
+	return map[string]int{"assumed_pods": 0, "pods": bound, "nodes": len(names)}, nil
 }
 
 // scrapeCacheSize reads scheduler_cache_size from a chapter's /metrics.

@@ -359,8 +359,8 @@ func TestGangGate(t *testing.T) {
 	create(member("part-0", "part"), member("part-1", "part"))
 	rejected := map[string]bool{
 		"0/1 nodes are available: 1 rejected due to timeout after waiting 2s at plugin Gang.": true,
-		"0/1 nodes are available: 1 member part-0 of gang part was rejected.":               true,
-		"0/1 nodes are available: 1 member part-1 of gang part was rejected.":               true,
+		"0/1 nodes are available: 1 member part-0 of gang part was rejected.":                 true,
+		"0/1 nodes are available: 1 member part-1 of gang part was rejected.":                 true,
 	}
 	waitFor(ctx, t, "the incomplete gang to be rejected", func() (bool, error) {
 		for i := range 2 {

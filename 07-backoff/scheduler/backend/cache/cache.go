@@ -230,6 +230,8 @@ func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
 	if !ok {
 		return fmt.Errorf("pod %s is not in the cache", klog.KObj(pod))
 	}
+	// Upstream treats a node that differs from the cached one as a corrupt
+	// cache and exits (klog.FlushAndExit); this logs it and goes on.
 	if pod.Spec.NodeName != "" && pod.Spec.NodeName != old.Spec.NodeName {
 		logger.Error(nil, "Pod was removed from a different node than the cache holds it on", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "cachedNode", old.Spec.NodeName)
 	}

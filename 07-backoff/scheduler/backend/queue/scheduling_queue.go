@@ -527,7 +527,14 @@ func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	now := p.clock.Now()
 	var toMove []*framework.QueuedPodInfo
 	for _, pInfo := range p.unschedulablePods {
-		if now.Sub(pInfo.Timestamp) > p.podMaxInUnschedulablePodsDuration {
+		// The later of its failure and its last flush: a gated pod, which
+		// never fails, is flushed once per period, not at every tick.
+		last := pInfo.Timestamp
+		if pInfo.FlushTimestamp.After(last) {
+			last = pInfo.FlushTimestamp
+		}
+		if now.Sub(last) > p.podMaxInUnschedulablePodsDuration {
+			pInfo.FlushTimestamp = now
 			toMove = append(toMove, pInfo)
 		}
 	}

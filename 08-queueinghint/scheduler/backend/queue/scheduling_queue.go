@@ -650,10 +650,13 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 		return queueAfterBackoff
 	}
 	if framework.ClusterEventIsWildCard(event) {
-		// A wildcard event that names a pod (ForceActivate) is for that pod
-		// only.
-		if pod, ok := newObj.(*v1.Pod); ok && pod.UID != pInfo.Pod.UID {
-			return queueSkip
+		// A wildcard event that carries an object (ForceActivate carries a
+		// pod) is for that pod only, as upstream's isPodWorthRequeuing has
+		// it.
+		if newObj != nil {
+			if pod, ok := newObj.(*v1.Pod); !ok || pod.UID != pInfo.Pod.UID {
+				return queueSkip
+			}
 		}
 		logger.V(6).Info("Worth requeuing because the event is wildcard", "pod", klog.KObj(pInfo.Pod), "event", event.Label())
 		return queueAfterBackoff
@@ -692,7 +695,14 @@ func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	now := p.clock.Now()
 	var toMove []*framework.QueuedPodInfo
 	for _, pInfo := range p.unschedulablePods {
-		if now.Sub(pInfo.Timestamp) > p.podMaxInUnschedulablePodsDuration {
+		// The later of its failure and its last flush: a gated pod, which
+		// never fails, is flushed once per period, not at every tick.
+		last := pInfo.Timestamp
+		if pInfo.FlushTimestamp.After(last) {
+			last = pInfo.FlushTimestamp
+		}
+		if now.Sub(last) > p.podMaxInUnschedulablePodsDuration {
+			pInfo.FlushTimestamp = now
 			toMove = append(toMove, pInfo)
 		}
 	}

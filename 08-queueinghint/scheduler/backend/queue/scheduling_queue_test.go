@@ -1172,3 +1172,27 @@ func TestActivate(t *testing.T) {
 		t.Errorf("where the pods are after Activate (-want, +got):\n%s", diff)
 	}
 }
+
+// TestGatedPodFlushedOncePerPeriod: a gated pod never fails, so its
+// Timestamp stays where it was added; the flush remembers when it last
+// flushed it (FlushTimestamp, as upstream's flushUnschedulableEntitiesLeftover
+// does), so that it is not flushed again at every tick, each time sending
+// a wildcard event to the pods in flight.
+func TestGatedPodFlushedOncePerPeriod(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	gated := makePod("gated", 0)
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	q.Add(logger, gated)
+	clk.Step(2 * time.Minute)
+	q.flushUnschedulablePodsLeftover(logger) // flushes the gated pod, which stays gated
+	clk.Step(30 * time.Second)
+	q.Add(logger, makePod("flying", 0))
+	flying := pop(t, logger, q)
+	q.flushUnschedulablePodsLeftover(logger) // 30 s after the last flush: nothing to flush
+	fail(t, logger, q, flying, "Resources")
+	if diff := cmp.Diff(map[string]string{"gated": unschedulableQ, "flying": unschedulableQ}, map[string]string{"gated": where(q, "gated"), "flying": where(q, "flying")}); diff != "" {
+		t.Errorf("where the pods are (-want, +got):\n%s", diff)
+	}
+}

@@ -14,9 +14,10 @@
 // From chapter 08 on, the plugin tells the queue which events could help a
 // member it rejected, with a queueing hint: only a new pod of the same
 // gang. And a member that waits asks the queue to try its siblings at once
-// (PodsToActivate), as upstream's GangScheduling plugin does with
-// Handle.Activate: a sibling that failed, or timed out, while this one was
+// (PodsToActivate): a sibling that failed, or timed out, while this one was
 // not there may fit now, and no cluster event would tell the queue.
+// Upstream's GangScheduling plugin calls Handle.Activate, which moves them
+// at once; PodsToActivate moves them when this scheduling cycle ends.
 package gang
 
 import (
