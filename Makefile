@@ -37,7 +37,7 @@ check-go:
 	@bash scripts/check-go.sh
 
 .PHONY: tools
-tools: check-go ## Build etcd, kube-apiserver, kube-scheduler, kubectl, kwok, kwokctl (first time ~9 min).
+tools: check-go ## Build etcd, kube-apiserver, kube-scheduler, kubectl, kwok, kwokctl (first time about 11 min).
 	@KUBEBUILDER_ASSETS="$(USER_ASSETS)" bash scripts/build-tools.sh $(TOOLS_DIR)
 
 $(BIN_DIR)/cluster: $(shell find scripts/cluster scripts/cmd/cluster -name '*.go') scripts/go.mod

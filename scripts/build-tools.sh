@@ -91,7 +91,7 @@ elif [[ -n "${assets}" ]]; then
 fi
 
 say "building ${control_plane[*]} (Kubernetes ${KUBERNETES_VERSION}, etcd ${ETCD_VERSION}) and kwok ${KWOK_VERSION} from Go modules."
-say "A cold build takes about 9 minutes on 2 cores and about 3 GB of Go build cache; later runs reuse it."
+say "A cold build takes about 11 minutes on 2 cores and about 3 GB of Go build cache; later runs reuse it."
 pkgs=()
 for t in "${control_plane[@]}"; do
   case "${t}" in

@@ -728,12 +728,13 @@ func newBufferedTestContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// decisionsFor counts the "Scheduling decision" lines logged for the pod in
-// ctx's buffered log.
-func decisionsFor(ctx context.Context, pod *v1.Pod) int {
+// logged counts the lines logged with message for the pod in ctx's
+// buffered log: "Scheduling decision" for its decisions, "Attempting to
+// schedule pod" for its scheduling cycles.
+func logged(ctx context.Context, message string, pod *v1.Pod) int {
 	n := 0
 	for _, e := range klog.FromContext(ctx).GetSink().(ktesting.Underlier).GetBuffer().Data() {
-		for i := 0; e.Message == "Scheduling decision" && i+1 < len(e.WithKVList); i += 2 {
+		for i := 0; e.Message == message && i+1 < len(e.WithKVList); i += 2 {
 			if e.WithKVList[i] == "pod" && fmt.Sprint(e.WithKVList[i+1]) == pod.Namespace+"/"+pod.Name {
 				n++
 			}
@@ -755,7 +756,7 @@ func TestShutdownIsQuiet(t *testing.T) {
 	waitUntil(t, "the pod to wait at Permit", func() bool { return len(sched.framework.waitingPods.list()) == 1 })
 	cancel()
 	<-done
-	if diff := cmp.Diff(0, decisionsFor(ctx, pod)); diff != "" {
+	if diff := cmp.Diff(0, logged(ctx, "Scheduling decision", pod)); diff != "" {
 		t.Errorf("decisions (-want, +got):\n%s", diff)
 	}
 	if diff := cmp.Diff("", podScheduledCondition(t, context.Background(), client, pod)); diff != "" {

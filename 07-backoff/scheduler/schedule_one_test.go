@@ -873,12 +873,13 @@ func newBufferedTestContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// decisionsFor counts the "Scheduling decision" lines logged for the pod in
-// ctx's buffered log.
-func decisionsFor(ctx context.Context, pod *v1.Pod) int {
+// logged counts the lines logged with message for the pod in ctx's
+// buffered log: "Scheduling decision" for its decisions, "Attempting to
+// schedule pod" for its scheduling cycles.
+func logged(ctx context.Context, message string, pod *v1.Pod) int {
 	n := 0
 	for _, e := range klog.FromContext(ctx).GetSink().(ktesting.Underlier).GetBuffer().Data() {
-		for i := 0; e.Message == "Scheduling decision" && i+1 < len(e.WithKVList); i += 2 {
+		for i := 0; e.Message == message && i+1 < len(e.WithKVList); i += 2 {
 			if e.WithKVList[i] == "pod" && fmt.Sprint(e.WithKVList[i+1]) == pod.Namespace+"/"+pod.Name {
 				n++
 			}
@@ -1001,20 +1002,6 @@ func TestPodDeletedWhileInBind(t *testing.T) {
 	}
 }
 
-// attemptsLogged counts the "Attempting to schedule pod" lines logged for
-// the pod in ctx's buffered log: its scheduling cycles.
-func attemptsLogged(ctx context.Context, pod *v1.Pod) int {
-	n := 0
-	for _, e := range klog.FromContext(ctx).GetSink().(ktesting.Underlier).GetBuffer().Data() {
-		for i := 0; e.Message == "Attempting to schedule pod" && i+1 < len(e.WithKVList); i += 2 {
-			if e.WithKVList[i] == "pod" && fmt.Sprint(e.WithKVList[i+1]) == pod.Namespace+"/"+pod.Name {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // TestGatedPodWaitsForItsGate: a pod with a scheduling gate is parked by
 // the queue's PreEnqueue plugin (SchedulingGates): no scheduling cycle, no
 // decision, until its last gate is removed; then it is bound.
@@ -1029,7 +1016,7 @@ func TestGatedPodWaitsForItsGate(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	waitUntil(t, "the gated pod to be parked", func() bool { return queuedAs(sched, pod) == "Unschedulable, rejected by [SchedulingGates]" })
-	if diff := cmp.Diff([2]int{0, 0}, [2]int{attemptsLogged(ctx, pod), decisionsFor(ctx, pod)}); diff != "" {
+	if diff := cmp.Diff([2]int{0, 0}, [2]int{logged(ctx, "Attempting to schedule pod", pod), logged(ctx, "Scheduling decision", pod)}); diff != "" {
 		t.Errorf("scheduling cycles and decisions while the pod is gated (-want, +got):\n%s", diff)
 	}
 	ungated := pod.DeepCopy()
@@ -1039,8 +1026,8 @@ func TestGatedPodWaitsForItsGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the pod to be bound once its gate is gone", func() bool { return cmp.Equal([]string{"default/gated->node"}, bindings(client)) })
-	waitUntil(t, "its one decision", func() bool { return decisionsFor(ctx, pod) == 1 })
-	if diff := cmp.Diff(1, attemptsLogged(ctx, pod)); diff != "" {
+	waitUntil(t, "its one decision", func() bool { return logged(ctx, "Scheduling decision", pod) == 1 })
+	if diff := cmp.Diff(1, logged(ctx, "Attempting to schedule pod", pod)); diff != "" {
 		t.Errorf("scheduling cycles (-want, +got):\n%s", diff)
 	}
 }
@@ -1058,7 +1045,7 @@ func TestShutdownIsQuiet(t *testing.T) {
 	waitUntil(t, "the pod to wait at Permit", func() bool { return len(sched.framework.waitingPods.list()) == 1 })
 	cancel()
 	<-done
-	if diff := cmp.Diff(0, decisionsFor(ctx, pod)); diff != "" {
+	if diff := cmp.Diff(0, logged(ctx, "Scheduling decision", pod)); diff != "" {
 		t.Errorf("decisions (-want, +got):\n%s", diff)
 	}
 	if diff := cmp.Diff("", podScheduledCondition(t, context.Background(), client, pod)); diff != "" {

@@ -123,3 +123,20 @@ func Stat(diff []byte) []DiffStat {
 	}
 	return out
 }
+
+// WithoutTests returns a diff made by Diff without the sections of test
+// files (_test.go): what a chapter changes in the scheduler itself.
+func WithoutTests(diff []byte) []byte {
+	var b strings.Builder
+	keep := true
+	for _, line := range strings.SplitAfter(string(diff), "\n") {
+		if strings.HasPrefix(line, "diff --git ") {
+			fields := strings.Fields(line)
+			keep = !strings.HasSuffix(fields[len(fields)-1], "_test.go")
+		}
+		if keep {
+			b.WriteString(line)
+		}
+	}
+	return []byte(b.String())
+}

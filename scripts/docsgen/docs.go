@@ -26,14 +26,20 @@ import (
 //	<!-- diffstat: 02-filter -->
 //	<!-- /diffstat -->
 //
-// embeds a table of the files docs/diffs/02-filter.diff changes; and
+// embeds a table of the files docs/diffs/02-filter.diff changes;
+//
+//	<!-- diff: 02-filter -->
+//	<!-- /diff -->
+//
+// embeds that diff without its test files, folded in <details>, so that a
+// reader sees the chapter's change on the page; and
 //
 //	<!-- output: data/01-initial-demo.txt -->
 //	<!-- /output -->
 //
 // embeds a file that `make docs-data` (or `make bench`) wrote from a real
 // run: a .md file as markdown, any other as a text block.
-var blockRe = regexp.MustCompile(`(?s)<!-- (snippet|diffstat|output): ([^>]*?) -->\n(.*?)<!-- /(snippet|diffstat|output) -->`)
+var blockRe = regexp.MustCompile(`(?s)<!-- (snippet|diffstat|diff|output): ([^>]*?) -->\n(.*?)<!-- /(snippet|diffstat|diff|output) -->`)
 
 // Render rewrites every generated block of a markdown page. docDir is the
 // page's directory, against which output paths are resolved.
@@ -53,6 +59,8 @@ func Render(root, docDir string, page []byte) ([]byte, error) {
 			body, err = snippet(root, arg)
 		case "diffstat":
 			body, err = diffstat(root, arg)
+		case "diff":
+			body, err = foldedDiff(root, arg)
 		case "output":
 			body, err = output(docDir, arg)
 		}
@@ -191,6 +199,20 @@ func diffstat(root, chapter string) (string, error) {
 	}
 	fmt.Fprintf(&b, "| **total** | **%d** | **%d** |\n", added, removed)
 	return b.String(), nil
+}
+
+// foldedDiff returns a chapter's diff without its test files, in a
+// <details> block that a reader opens. Its fence has four backticks, so
+// that a diff of a page with code blocks cannot close it.
+func foldedDiff(root, chapter string) (string, error) {
+	diff, err := os.ReadFile(filepath.Join(root, "docs", "diffs", chapter+".diff"))
+	if err != nil {
+		return "", err
+	}
+	code := WithoutTests(diff)
+	lines := strings.Count(string(code), "\n")
+	return fmt.Sprintf("<details>\n<summary>The diff without its tests (%d lines; the <a href=\"diffs/%s.diff\">full diff</a> has the tests too)</summary>\n\n````diff\n%s````\n\n</details>\n",
+		lines, chapter, code), nil
 }
 
 // output embeds a file `make docs-data` or `make bench` wrote: markdown

@@ -114,3 +114,64 @@ func TestMisspellings(t *testing.T) {
 		t.Errorf("(-want, +got):\n%s", d)
 	}
 }
+
+func TestCheckChapterPage(t *testing.T) {
+	chapters := []string{"01-a", "02-b", "03-c"}
+	nav := func(prev, next string) string {
+		return "<!-- nav -->\n[← Previous](" + prev + ") · [Next →](" + next + ")\n<!-- /nav -->"
+	}
+	page := func(top, bottom string) []byte {
+		return []byte("# Title\n\n" + top + "\n\n**In short:** what you learn.\n\n## Exercises\n\n1. Do it.\n\n## What you learned\n\nThis.\n\n" + bottom + "\n")
+	}
+	tests := []struct {
+		name string
+		i    int
+		page []byte
+		want []string
+	}{
+		{name: "middle chapter, complete", i: 1, page: page(nav("01-a.md", "03-c.md"), nav("01-a.md", "03-c.md"))},
+		{name: "first chapter links the README", i: 0, page: page(nav("../README.md", "02-b.md"), nav("../README.md", "02-b.md"))},
+		{name: "newest chapter links the chapter list", i: 2, page: page(nav("02-b.md", "../README.md#the-chapters"), nav("02-b.md", "../README.md#the-chapters"))},
+		{
+			name: "wrong next link at the bottom",
+			i:    1,
+			page: page(nav("01-a.md", "03-c.md"), nav("01-a.md", "04-d.md")),
+			want: []string{"p.md: a nav block does not link 03-c.md"},
+		},
+		{
+			name: "no frame at all",
+			i:    1,
+			page: []byte("# Title\n\nText.\n\n## Run it\n"),
+			want: []string{
+				"p.md: want a nav block under the title and one at the end, found 0",
+				`p.md: want a paragraph starting "**In short:** " before the first section`,
+				`p.md: no "## Exercises" section`,
+				`p.md: no "## What you learned" section`,
+			},
+		},
+		{
+			name: "text after the last nav block",
+			i:    1,
+			page: append(page(nav("01-a.md", "03-c.md"), nav("01-a.md", "03-c.md")), []byte("More.\n")...),
+			want: []string{"p.md: the page must end with a nav block"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, CheckChapterPage("p.md", tt.page, chapters, tt.i)); diff != "" {
+				t.Errorf("problems (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWithoutTests(t *testing.T) {
+	diff := "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n+code\n" +
+		"diff --git a/x_test.go b/x_test.go\n--- a/x_test.go\n+++ b/x_test.go\n+test\n" +
+		"diff --git a/y.go b/y.go\n--- a/y.go\n+++ b/y.go\n-old\n"
+	want := "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n+code\n" +
+		"diff --git a/y.go b/y.go\n--- a/y.go\n+++ b/y.go\n-old\n"
+	if diff := cmp.Diff(want, string(WithoutTests([]byte(diff)))); diff != "" {
+		t.Errorf("(-want, +got):\n%s", diff)
+	}
+}

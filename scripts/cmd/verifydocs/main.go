@@ -74,10 +74,13 @@ func run(root string, fix bool) ([]string, error) {
 		return nil, err
 	}
 	readme, _ := os.ReadFile(filepath.Join(root, "README.md"))
-	for _, ch := range chapters {
+	for i, ch := range chapters {
 		page := filepath.Join(root, "docs", ch+".md")
-		if _, err := os.Stat(page); err != nil {
+		data, err := os.ReadFile(page)
+		if err != nil {
 			problems = append(problems, fmt.Sprintf("chapter %s has no page %s", ch, page))
+		} else {
+			problems = append(problems, docsgen.CheckChapterPage(page, data, chapters, i)...)
 		}
 		if !strings.Contains(string(readme), "docs/"+ch+".md") {
 			problems = append(problems, fmt.Sprintf("README.md does not link docs/%s.md", ch))
