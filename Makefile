@@ -77,6 +77,26 @@ bench: tools ## Benchmark every chapter, kube-scheduler and the bind ceiling sid
 timeline: tools ## Draw each pod's path through the queue as an SVG: CHAPTER=NN SCENARIO=name (writes .cache/timeline/NN-name.svg).
 	@go run ./scripts/cmd/timeline --tools $(TOOLS_DIR) --chapter '$(CHAPTER)' --scenario '$(SCENARIO)'
 
+.PHONY: workshop
+workshop: check-go ## Start a workshop on a chapter: CHAPTER=NN [PART=K] makes workshop/NN-name/ with the concept's functions as stubs (docs/workshop.md).
+	@go run ./scripts/cmd/workshop start --chapter '$(or $(CHAPTER),$(NEWEST))' $(if $(PART),--part $(PART))
+
+.PHONY: workshop-check
+workshop-check: tools ## Check your workshop copy: CHAPTER=NN [PART=K]; unit tests, integration tests, then KWOK scenarios, as a table.
+	@go run ./scripts/cmd/workshop check --chapter '$(or $(CHAPTER),$(NEWEST))' --tools $(TOOLS_DIR) $(if $(PART),--part $(PART))
+
+.PHONY: workshop-diff
+workshop-diff: ## Show your workshop copy against the chapter: CHAPTER=NN.
+	@go run ./scripts/cmd/workshop diff --chapter '$(or $(CHAPTER),$(NEWEST))'
+
+.PHONY: workshop-reset
+workshop-reset: ## Start a workshop copy over: CHAPTER=NN [PART=K] (the old copy is kept in workshop/.old).
+	@go run ./scripts/cmd/workshop reset --chapter '$(or $(CHAPTER),$(NEWEST))' $(if $(PART),--part $(PART))
+
+.PHONY: workshop-prove
+workshop-prove: check-go ## Prove every workshop part and exercise check fails on its starting point and passes when done (CHAPTER=NN for one).
+	@go run ./scripts/cmd/workshop prove $(if $(CHAPTER),--chapters $(CHAPTER))
+
 .PHONY: vet
 vet: ## go vet every module.
 	@for m in $(CHAPTERS) scripts; do (cd $$m && GOWORK=off go vet ./...) || exit 1; done
@@ -95,6 +115,7 @@ test: tools ## vet, every chapter's unit and integration tests (-race), the scen
 test-stages:
 	@$(STAGE) vet $(MAKE) --no-print-directory vet
 	@$(STAGE) "unit and integration tests" $(MAKE) --no-print-directory unit-integration
+	@$(STAGE) "workshop checks can fail (make workshop-prove)" $(MAKE) --no-print-directory workshop-prove CHAPTER=
 	@$(STAGE) "KWOK scenarios (make e2e)" $(MAKE) --no-print-directory e2e
 	@$(STAGE) "churn, small (make chaos SMALL=1)" $(MAKE) --no-print-directory chaos SMALL=1 CHAPTER=
 	@$(STAGE) "benchmark harness, tiny (make bench TINY=1)" $(MAKE) --no-print-directory bench TINY=1 CHAPTER=

@@ -1,0 +1,162 @@
+package workshop
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// unitTimeout bounds one go test run of the proof: a stub that makes a test
+// wait forever shows as a failure after this long instead of hanging.
+const unitTimeout = 3 * time.Minute
+
+// Prover runs the proof that every check of a chapter's workshop can fail.
+type Prover struct {
+	// Root is the repository; Work a scratch directory for the copies.
+	Root, Work string
+	Out        io.Writer
+	// problems collects what did not hold.
+	problems []string
+}
+
+// Prove checks one chapter:
+//   - the starter with every part stubbed compiles, tests included;
+//   - each part's unit tests fail when only that part is a stub, and pass
+//     when the parts after it are stubs (a learner who has written parts 1
+//     to K sees part K pass);
+//   - each break exercise's tests fail with its edits and pass without;
+//   - each extend exercise's given tests fail on the chapter and pass with
+//     the solution.
+func (p *Prover) Prove(ctx context.Context, spec *Spec) error {
+	src := filepath.Join(p.Root, spec.Chapter)
+	testdata := filepath.Join(p.Root, "scripts", "workshop", "testdata")
+	n := len(spec.Parts)
+
+	// The starter: every part stubbed.
+	all := map[int]bool{}
+	for k := 1; k <= n; k++ {
+		all[k] = true
+	}
+	dir, stubs, err := p.copy(spec, "starter", all)
+	if err != nil {
+		return err
+	}
+	p.logf("%s: starter stubs %d functions\n", spec.Chapter, len(stubs))
+	if out, err := goCmd(ctx, dir, "vet", "./..."); err != nil {
+		p.fail("%s starter: go vet ./... (compiles the tests too): %v\n%s", spec.Chapter, err, out)
+	}
+
+	for k := 1; k <= n; k++ {
+		part := spec.Parts[k-1]
+		name := fmt.Sprintf("%s part %d (%s)", spec.Chapter, k, part.Title)
+		// Fail side: only part k is a stub.
+		dir, _, err := p.copy(spec, fmt.Sprintf("only-%d", k), map[int]bool{k: true})
+		if err != nil {
+			return err
+		}
+		p.expect(ctx, name+", only it stubbed", dir, part.Unit, false)
+		// Pass side: parts after k are stubs.
+		later := map[int]bool{}
+		for j := k + 1; j <= n; j++ {
+			later[j] = true
+		}
+		passDir := src
+		if len(later) > 0 {
+			if passDir, _, err = p.copy(spec, fmt.Sprintf("after-%d", k), later); err != nil {
+				return err
+			}
+		}
+		p.expect(ctx, name+", later parts stubbed", passDir, part.Unit, true)
+	}
+
+	for i, e := range spec.Exercises {
+		name := fmt.Sprintf("%s exercise %d (%s)", spec.Chapter, i+1, e.Title)
+		dir, _, err := p.copy(spec, fmt.Sprintf("exercise-%d", i+1), nil)
+		if err != nil {
+			return err
+		}
+		switch e.Kind {
+		case "break":
+			if err := ApplyEdits(dir, e.Edits); err != nil {
+				p.fail("%s: %v", name, err)
+				continue
+			}
+			p.expect(ctx, name+", broken", dir, e.Unit, false)
+			p.expect(ctx, name+", finished chapter", src, e.Unit, true)
+		case "extend":
+			if err := CopyFiles(dir, testdata, e.Files); err != nil {
+				p.fail("%s: %v", name, err)
+				continue
+			}
+			p.expect(ctx, name+", given test on the chapter", dir, e.Unit, false)
+			if err := CopyFiles(dir, testdata, e.Solution.Files); err != nil {
+				p.fail("%s: %v", name, err)
+				continue
+			}
+			if err := ApplyEdits(dir, e.Solution.Edits); err != nil {
+				p.fail("%s: %v", name, err)
+				continue
+			}
+			p.expect(ctx, name+", with the solution", dir, e.Unit, true)
+		}
+	}
+	return nil
+}
+
+// Problems is what did not hold, one line each.
+func (p *Prover) Problems() []string { return p.problems }
+
+func (p *Prover) copy(spec *Spec, label string, stub map[int]bool) (string, []Stubbed, error) {
+	dir := filepath.Join(p.Work, spec.Chapter+"-"+label, spec.Chapter)
+	if err := os.RemoveAll(filepath.Dir(dir)); err != nil {
+		return "", nil, err
+	}
+	stubs, err := MakeCopy(filepath.Join(p.Root, spec.Chapter), dir, spec, stub)
+	return dir, stubs, err
+}
+
+// expect runs the tests and records a problem unless each run passed (pass)
+// or failed in a test (not pass).
+func (p *Prover) expect(ctx context.Context, name, dir string, runs []TestRun, pass bool) {
+	for _, r := range runs {
+		res := GoTest(ctx, dir, r, unitTimeout)
+		want := "fail"
+		ok := res.FailedByTest()
+		if pass {
+			want, ok = "pass", res.Passed()
+		}
+		verdict := "ok"
+		if !ok {
+			verdict = "WRONG"
+			p.fail("%s: %s should %s: %s", name, r, want, res.Summary())
+		}
+		p.logf("  %-5s %s: %s should %s: %s (%.0fs)\n", verdict, name, r, want, oneLine(res.Summary(), 160), res.Duration.Seconds())
+	}
+}
+
+func (p *Prover) fail(format string, args ...any) {
+	p.problems = append(p.problems, fmt.Sprintf(format, args...))
+}
+
+func (p *Prover) logf(format string, args ...any) { fmt.Fprintf(p.Out, format, args...) }
+
+func goCmd(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

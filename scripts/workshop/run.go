@@ -1,0 +1,152 @@
+package workshop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Result is what one `go test -json -run ... pkg` said.
+type Result struct {
+	Run TestRun
+	// Ran counts the top-level tests that ran; Failed and Skipped those
+	// that failed or skipped.
+	Ran, Failed, Skipped int
+	// BuildFailed is set when the package or its tests did not compile.
+	BuildFailed bool
+	// ExitOK is go test's exit status.
+	ExitOK bool
+	// First is the first failure's message, a few lines.
+	First    string
+	Duration time.Duration
+}
+
+// Passed is true when go test passed, ran at least one test and skipped
+// none: a -run pattern that matches nothing proves nothing.
+func (r Result) Passed() bool { return r.ExitOK && r.Ran > 0 && r.Skipped == 0 }
+
+// FailedByTest is true when the tests compiled and at least one failed or
+// the test binary died: the kind of failure a stub or an edit must cause.
+func (r Result) FailedByTest() bool { return !r.ExitOK && !r.BuildFailed }
+
+// Summary is one line for a table.
+func (r Result) Summary() string {
+	switch {
+	case r.BuildFailed:
+		return "does not compile: " + r.First
+	case r.Passed():
+		return fmt.Sprintf("%d test(s) passed", r.Ran)
+	case r.ExitOK && r.Ran == 0:
+		return "no test matches -run '" + r.Run.Run + "'"
+	case r.ExitOK:
+		return fmt.Sprintf("%d test(s) skipped", r.Skipped)
+	}
+	return r.First
+}
+
+type testEvent struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// GoTest runs go test with the race detector in dir (a chapter or a copy
+// of one) and reads its JSON events. -trimpath lets copies of a chapter
+// share the build cache, so a copy recompiles only the files that differ.
+func GoTest(ctx context.Context, dir string, run TestRun, timeout time.Duration) Result {
+	start := time.Now()
+	res := Result{Run: run}
+	args := []string{"test", "-json", "-race", "-trimpath", "-count=1", "-timeout", timeout.String(), "-run", run.Run, run.Pkg}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	res.ExitOK = err == nil
+	res.Duration = time.Since(start)
+
+	outputs := map[string][]string{} // test -> its output lines
+	var pkgOutput, buildOutput []string
+	var firstFailed string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var ev testEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			buildOutput = append(buildOutput, sc.Text())
+			continue
+		}
+		top := ev.Test != "" && !strings.Contains(ev.Test, "/")
+		switch ev.Action {
+		case "build-output":
+			buildOutput = append(buildOutput, strings.TrimRight(ev.Output, "\n"))
+		case "build-fail":
+			res.BuildFailed = true
+		case "run":
+			if top {
+				res.Ran++
+			}
+		case "skip":
+			if top {
+				res.Skipped++
+			}
+		case "fail":
+			if top {
+				res.Failed++
+				if firstFailed == "" {
+					firstFailed = ev.Test
+				}
+			}
+		case "output":
+			line := strings.TrimRight(ev.Output, "\n")
+			if ev.Test != "" {
+				outputs[ev.Test] = append(outputs[ev.Test], line)
+			} else {
+				pkgOutput = append(pkgOutput, line)
+				if strings.Contains(line, "[setup failed]") || strings.Contains(line, "[build failed]") {
+					res.BuildFailed = true
+				}
+			}
+		}
+	}
+	if res.ExitOK {
+		return res
+	}
+	switch {
+	case res.BuildFailed:
+		res.First = firstLines(append(buildOutput, strings.Split(stderr.String(), "\n")...), 3)
+	case firstFailed != "":
+		res.First = firstFailed + ": " + firstLines(outputs[firstFailed], 3)
+	default:
+		// The binary died outside a test (a panic, a timeout) or go test
+		// itself failed.
+		res.First = firstLines(append(pkgOutput, strings.Split(stderr.String(), "\n")...), 3)
+	}
+	return res
+}
+
+// firstLines keeps the first n lines that say something: not go test's own
+// bookkeeping.
+func firstLines(lines []string, n int) string {
+	var keep []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- FAIL") ||
+			strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "exit status") {
+			continue
+		}
+		keep = append(keep, t)
+		if len(keep) == n {
+			break
+		}
+	}
+	return strings.Join(keep, " | ")
+}

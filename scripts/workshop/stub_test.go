@@ -1,0 +1,184 @@
+package workshop
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const source = `package queue
+
+import (
+	"errors"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Pop takes the head of activeQ.
+//
+//workshop:part 06/1
+func (p *PriorityQueue) Pop() (*v1.Pod, error) {
+	if p.empty() {
+		return nil, errors.New("empty")
+	}
+	return p.head(), nil
+}
+
+// Len is not a part.
+func (p *PriorityQueue) Len() int { return len(p.items) }
+
+//workshop:part 06/2
+func matches(a, b string) (bool, int, Info) {
+	return strings.EqualFold(a, b), 1, Info{}
+}
+
+// Named results get a bare return.
+//
+//workshop:part 07/1
+func later() (n int) {
+	n = 1
+	return n
+}
+`
+
+func TestStubSource(t *testing.T) {
+	spec := &Spec{Chapter: "06-scheduling-queue", Number: 6, Parts: []Part{
+		{Title: "activeQ", Doc: "docs/06-scheduling-queue.md#activeq", Upstream: []string{"pkg/scheduler/backend/queue/scheduling_queue.go"}},
+		{Title: "events", Doc: "docs/06-scheduling-queue.md#events", Upstream: []string{"pkg/scheduler/framework/events.go"}},
+	}}
+	tests := []struct {
+		name      string
+		stub      map[int]bool
+		wantFuncs []Stubbed
+		want      string
+	}{
+		{
+			name: "part 1 only: the other chapter's marker is ignored",
+			stub: map[int]bool{1: true},
+			wantFuncs: []Stubbed{
+				{Part: 1, File: "queue.go", Func: "PriorityQueue.Pop"},
+			},
+			want: `package queue
+
+import (
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Pop takes the head of activeQ.
+//
+//workshop:part 06/1
+func (p *PriorityQueue) Pop() (*v1.Pod, error) {
+	// TODO(workshop part 1, activeQ): write PriorityQueue.Pop.
+	// Read docs/06-scheduling-queue.md#activeq, and upstream's Pop in
+	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
+	return nil, nil
+}
+
+// Len is not a part.
+func (p *PriorityQueue) Len() int { return len(p.items) }
+
+//workshop:part 06/2
+func matches(a, b string) (bool, int, Info) {
+	return strings.EqualFold(a, b), 1, Info{}
+}
+
+// Named results get a bare return.
+//
+//workshop:part 07/1
+func later() (n int) {
+	n = 1
+	return n
+}
+`,
+		},
+		{
+			name: "both parts: zero values of every kind, and both imports they used go",
+			stub: map[int]bool{1: true, 2: true},
+			wantFuncs: []Stubbed{
+				{Part: 1, File: "queue.go", Func: "PriorityQueue.Pop"},
+				{Part: 2, File: "queue.go", Func: "matches"},
+			},
+			want: `package queue
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// Pop takes the head of activeQ.
+//
+//workshop:part 06/1
+func (p *PriorityQueue) Pop() (*v1.Pod, error) {
+	// TODO(workshop part 1, activeQ): write PriorityQueue.Pop.
+	// Read docs/06-scheduling-queue.md#activeq, and upstream's Pop in
+	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
+	return nil, nil
+}
+
+// Len is not a part.
+func (p *PriorityQueue) Len() int { return len(p.items) }
+
+//workshop:part 06/2
+func matches(a, b string) (bool, int, Info) {
+	// TODO(workshop part 2, events): write matches.
+	// Read docs/06-scheduling-queue.md#events, and upstream's matches in
+	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/framework/events.go
+	return false, 0, *new(Info)
+}
+
+// Named results get a bare return.
+//
+//workshop:part 07/1
+func later() (n int) {
+	n = 1
+	return n
+}
+`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := t.TempDir()
+			if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/q\n\ngo 1.26.0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(src, "queue.go"), []byte(source), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dst := filepath.Join(t.TempDir(), "copy")
+			got, err := MakeCopy(src, dst, spec, tc.stub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.wantFuncs, got); d != "" {
+				t.Errorf("stubbed functions (-want, +got):\n%s", d)
+			}
+			data, err := os.ReadFile(filepath.Join(dst, "queue.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, string(data)); d != "" {
+				t.Errorf("stubbed source (-want, +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestMakeCopyNeedsAMarkedFunction(t *testing.T) {
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := &Spec{Chapter: "06-scheduling-queue", Number: 6, Parts: []Part{{Title: "a"}, {Title: "b"}}}
+	_, err := MakeCopy(src, filepath.Join(t.TempDir(), "copy"), spec, map[int]bool{2: true})
+	want := "no function is marked //workshop:part 06/2"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("MakeCopy error = %v, want one containing %q", err, want)
+	}
+}
+
