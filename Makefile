@@ -45,8 +45,12 @@ $(BIN_DIR)/cluster: $(shell find scripts/cluster scripts/cmd/cluster -name '*.go
 	@go build -o $@ ./scripts/cmd/cluster
 
 .PHONY: up
-up: tools $(BIN_DIR)/cluster ## Start the local cluster in the background; prints `export KUBECONFIG=...` last.
+up: tools $(BIN_DIR)/cluster ## Start the local cluster in the background; prints the PATH and KUBECONFIG exports (see make env).
 	@$(BIN_DIR)/cluster up --dir $(ROOT)/.cache/cluster --tools $(TOOLS_DIR)
+
+.PHONY: env
+env: $(BIN_DIR)/cluster ## Print the exports for the built kubectl and the local cluster: eval "$$(make -s env)".
+	@$(BIN_DIR)/cluster env --dir $(ROOT)/.cache/cluster --tools $(TOOLS_DIR)
 
 .PHONY: down
 down: $(BIN_DIR)/cluster ## Stop the local cluster and remove its files.

@@ -4,6 +4,7 @@
 //	               print `export KUBECONFIG=...` as the last line
 //	cluster down   stop everything `up` started and remove its files
 //	cluster status say whether it runs
+//	cluster env    print the exports for the built kubectl and the cluster
 //
 // `up` starts this same program as `cluster serve` in a new session, which
 // holds the cluster until `down` sends it SIGTERM. The state directory holds
@@ -35,7 +36,7 @@ func main() {
 	dir := fs.String("dir", ".cache/cluster", "state directory")
 	tools := fs.String("tools", ".cache/tools", "tools directory (see scripts/build-tools.sh)")
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: cluster up|down|status|serve [--dir DIR] [--tools DIR]"))
+		fail(errors.New("usage: cluster up|down|status|env|serve [--dir DIR] [--tools DIR]"))
 	}
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		os.Exit(2)
@@ -55,10 +56,12 @@ func main() {
 		err = down(absDir)
 	case "status":
 		err = status(absDir)
+	case "env":
+		printEnv(absDir, absTools)
 	case "serve":
 		err = serve(absDir, absTools)
 	default:
-		err = fmt.Errorf("unknown command %q: want up, down, status or serve", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want up, down, status, env or serve", os.Args[1])
 	}
 	if err != nil {
 		fail(err)
@@ -92,7 +95,7 @@ func running(dir string) (int, bool) {
 func up(dir, tools string) error {
 	if pid, ok := running(dir); ok {
 		fmt.Printf("The local cluster is already running (pid %d). `make down` stops it.\n", pid)
-		fmt.Printf("export KUBECONFIG=%s\n", kubeconfig(dir))
+		printEnv(dir, tools)
 		return nil
 	}
 	// Leftovers of a cluster that died: clean them first.
@@ -140,9 +143,17 @@ func up(dir, tools string) error {
 		}
 	}
 	fmt.Printf("The local cluster is up: etcd, kube-apiserver and kwok (pid %d). Logs: %s\n", cmd.Process.Pid, dir)
-	fmt.Printf("kubectl: %s\n", filepath.Join(tools, "bin", "kubectl"))
-	fmt.Printf("export KUBECONFIG=%s\n", kubeconfig(dir))
+	fmt.Println("Point your shell at it (or run: eval \"$(make -s env)\"):")
+	printEnv(dir, tools)
 	return nil
+}
+
+// printEnv prints the two exports a reader needs: the built kubectl first
+// on PATH (v1.37.1, the cluster's version; another kubectl may be older or
+// missing), and the cluster's kubeconfig, last, where scripts look for it.
+func printEnv(dir, tools string) {
+	fmt.Printf("export PATH=%s:$PATH\n", filepath.Join(tools, "bin"))
+	fmt.Printf("export KUBECONFIG=%s\n", kubeconfig(dir))
 }
 
 func down(dir string) error {

@@ -41,8 +41,12 @@ func TestUpDown(t *testing.T) {
 
 	exportLine := "export KUBECONFIG=" + filepath.Join(dir, "kubeconfig")
 	up := run("up")
-	if diff := cmp.Diff(exportLine, up[len(up)-1]); diff != "" {
-		t.Errorf("last line of up (-want, +got):\n%s", diff)
+	env := []string{"export PATH=" + filepath.Join(tools, "bin") + ":$PATH", exportLine}
+	if diff := cmp.Diff(env, up[len(up)-2:]); diff != "" {
+		t.Errorf("last lines of up (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(env, run("env")); diff != "" {
+		t.Errorf("env (-want, +got):\n%s", diff)
 	}
 	again := run("up")
 	if !strings.HasPrefix(again[0], "The local cluster is already running") || again[len(again)-1] != exportLine {
@@ -53,6 +57,21 @@ func TestUpDown(t *testing.T) {
 	out, err := kubectl.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "gitVersion: v1.37.1") {
 		t.Errorf("kubectl version: %v\n%s", err, out)
+	}
+
+	// The pages' example manifests: the apiserver takes every one, and kwok
+	// makes the fake nodes Ready.
+	examples := filepath.Join("..", "..", "..", "docs", "examples")
+	for _, args := range [][]string{
+		{"apply", "-f", filepath.Join(examples, "nodes.yaml"), "-f", filepath.Join(examples, "tainted-node.yaml"), "-f", filepath.Join(examples, "priority.yaml"), "-f", filepath.Join(examples, "pod-too-big.yaml")},
+		{"create", "-f", filepath.Join(examples, "pod.yaml"), "-f", filepath.Join(examples, "gang-member.yaml")},
+		{"wait", "--for=condition=Ready", "node", "--all", "--timeout=60s"},
+	} {
+		cmd := exec.Command(filepath.Join(tools, "bin", "kubectl"), args...)
+		cmd.Env = kubectl.Env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("kubectl %v: %v\n%s", args, err, out)
+		}
 	}
 
 	// Every process up started: the serve process and its children.
