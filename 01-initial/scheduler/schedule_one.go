@@ -67,6 +67,8 @@ func (sched *Scheduler) ScheduleOne(ctx context.Context, pod *v1.Pod) {
 // The apiserver's field selector already filters most of these; the checks
 // stay because the watch can deliver a pod in any state, and because they
 // are the rules a scheduler must keep.
+//
+//workshop:part 01/1
 func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 	switch {
 	case pod.Spec.SchedulerName != sched.schedulerName:
@@ -95,6 +97,8 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 //
 // The node list comes from the apiserver on every call. Chapter 05 replaces
 // this List with a cache fed by informers.
+//
+//workshop:part 01/2
 func (sched *Scheduler) schedulePod(ctx context.Context) (string, error) {
 	nodes, err := sched.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -110,6 +114,8 @@ func (sched *Scheduler) schedulePod(ctx context.Context) (string, error) {
 // apiserver sets spec.nodeName from it. The UID in the Binding makes the
 // apiserver refuse it if the pod was deleted and recreated under the same
 // name meanwhile.
+//
+//workshop:part 01/3
 func (sched *Scheduler) bind(ctx context.Context, pod *v1.Pod, nodeName string) error {
 	klog.FromContext(ctx).V(3).Info("Attempting to bind pod to node", "node", klog.KRef("", nodeName))
 	binding := &v1.Binding{

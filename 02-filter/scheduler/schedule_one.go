@@ -169,6 +169,8 @@ func (sched *Scheduler) findNodesThatFitPod(ctx context.Context, state fwk.Cycle
 
 // findNodesThatPassFilters runs the Filter plugins on each node and records
 // the first rejection of each rejected node in the diagnosis.
+//
+//workshop:part 02/3
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 	var feasibleNodes []fwk.NodeInfo
 	for _, nodeInfo := range nodes {
@@ -190,6 +192,8 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // upstream does: a FailedScheduling event and a PodScheduled=False condition
 // whose message is the FitError's ("0/3 nodes are available: ..."). Then the
 // pod waits for its retry.
+//
+//workshop:part 02/4
 func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, pod *v1.Pod, attempt int, err error) {
 	logger := klog.FromContext(ctx)
 	reason := v1.PodReasonSchedulerError

@@ -199,6 +199,8 @@ func (sched *Scheduler) listAndWatch(ctx context.Context) error {
 }
 
 // scheduleRetry tries the pod again once the retry delay has passed.
+//
+//workshop:part 02/5
 func (sched *Scheduler) scheduleRetry(ctx context.Context, pod *v1.Pod) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	sched.waiting[key] = true

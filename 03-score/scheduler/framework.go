@@ -217,6 +217,8 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state fwk.CycleState, 
 
 // RunPreScorePlugins runs every PreScore plugin once for the pod. A plugin
 // that answers Skip is left out of scoring for this pod.
+//
+//workshop:part 03/3
 func (f *Framework) RunPreScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	skipPlugins := sets.New[string]()
 	defer state.SetSkipScorePlugins(skipPlugins)
@@ -238,6 +240,8 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state fwk.CycleState
 // this pod, in three steps as upstream does: raw scores per node, then each
 // plugin's NormalizeScore over all nodes (to [0, 100]), then the weighted
 // sum per node.
+//
+//workshop:part 03/3
 func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
 	var plugins []fwk.ScorePlugin
 	for _, pl := range f.scorePlugins {

@@ -169,6 +169,8 @@ func (sched *Scheduler) prioritizeNodes(ctx context.Context, state fwk.CycleStat
 // framework.NewSortedScoredNodes compares when the totals are equal. Upstream
 // v1.37.1 sets a Randomizer only when extenders score too; without them,
 // ties fall to the order of the feasible list.
+//
+//workshop:part 03/2
 func (sched *Scheduler) selectHost(nodesScores []fwk.NodePluginScores) string {
 	for i := range nodesScores {
 		nodesScores[i].Randomizer = sched.rand.Int()

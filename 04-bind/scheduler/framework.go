@@ -391,6 +391,8 @@ func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state fwk.Cy
 // Any rejection wins. If some plugins ask to wait (and none rejects), the
 // pod is registered as waiting, with one deadline per such plugin, and the
 // result is Wait: the binding cycle then blocks in WaitOnPermit.
+//
+//workshop:part 04/2
 func (f *Framework) RunPermitPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	// No deadline may reject a waiting pod while the plugins decide: see
 	// waitingPods.permitMu.
@@ -421,6 +423,8 @@ func (f *Framework) RunPermitPlugins(ctx context.Context, state fwk.CycleState, 
 // WaitOnPermit blocks until every waiting plugin allowed the pod, one
 // rejected it, a deadline passed, or ctx ended. A pod that was not asked to
 // wait returns at once.
+//
+//workshop:part 04/4
 func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *fwk.Status {
 	wp := f.waitingPods.get(pod.UID)
 	if wp == nil {

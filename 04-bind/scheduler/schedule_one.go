@@ -78,6 +78,8 @@ func (sched *Scheduler) ScheduleOne(ctx context.Context, pod *v1.Pod) {
 // the pod's requests count on that node in every snapshot, although the
 // Binding has not been sent. Then Reserve and Permit plugins run. Any
 // failure after the assume undoes it (Unreserve, then forget).
+//
+//workshop:part 04/3
 func (sched *Scheduler) schedulingCycle(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, *v1.Pod, error) {
 	result, err := sched.schedulePod(ctx, state, pod)
 	if err != nil {
@@ -118,6 +120,8 @@ func (sched *Scheduler) runBindingCycle(ctx context.Context, state fwk.CycleStat
 // bindingCycle waits until every Permit plugin allowed the pod, then runs
 // PreBind, Bind and PostBind. A rejection at Permit makes the pod
 // unschedulable on this node; any later failure is an error.
+//
+//workshop:part 04/4
 func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, host string, assumedPod *v1.Pod) error {
 	if status := sched.framework.WaitOnPermit(ctx, assumedPod); !status.IsSuccess() {
 		return statusError(assumedPod, host, status)
@@ -137,6 +141,8 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 // handleBindingCycleError undoes the assume and deals with the pod: it is
 // retried like any unschedulable pod, unless it was deleted meanwhile, in
 // which case that is reported and nothing is left to do.
+//
+//workshop:part 04/5
 func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.CycleState, assumedPod *v1.Pod, attempt int, err error) {
 	sched.unreserveAndForget(ctx, state, assumedPod)
 	if ctx.Err() != nil {

@@ -48,6 +48,12 @@ func (sched *Scheduler) ScheduleOne(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	// As upstream's ScheduleOne does with a nil entity: nothing to do. Our
+	// Pop returns nil only with an error, but a learner's Pop under
+	// construction (make workshop) may not, and must not crash the loop.
+	if podInfo == nil || podInfo.Pod == nil {
+		return
+	}
 	sched.scheduleOnePod(ctx, podInfo)
 }
 

@@ -32,14 +32,19 @@ import (
 //	<!-- /diff -->
 //
 // embeds that diff without its test files, folded in <details>, so that a
-// reader sees the chapter's change on the page; and
+// reader sees the chapter's change on the page;
+//
+//	<!-- workshop: 06-scheduling-queue -->
+//	<!-- /workshop -->
+//
+// lists the chapter's workshop parts and exercise checks (workshop.go); and
 //
 //	<!-- output: data/01-initial-demo.txt -->
 //	<!-- /output -->
 //
 // embeds a file that `make docs-data` (or `make bench`) wrote from a real
 // run: a .md file as markdown, any other as a text block.
-var blockRe = regexp.MustCompile(`(?s)<!-- (snippet|diffstat|diff|output): ([^>]*?) -->\n(.*?)<!-- /(snippet|diffstat|diff|output) -->`)
+var blockRe = regexp.MustCompile(`(?s)<!-- (snippet|diffstat|diff|output|workshop): ([^>]*?) -->\n(.*?)<!-- /(snippet|diffstat|diff|output|workshop) -->`)
 
 // Render rewrites every generated block of a markdown page. docDir is the
 // page's directory, against which output paths are resolved.
@@ -63,6 +68,8 @@ func Render(root, docDir string, page []byte) ([]byte, error) {
 			body, err = foldedDiff(root, arg)
 		case "output":
 			body, err = output(docDir, arg)
+		case "workshop":
+			body, err = workshopBlock(root, arg)
 		}
 		if err != nil {
 			setErr(&firstErr, fmt.Errorf("%s %s: %w", kind, arg, err))
@@ -104,8 +111,14 @@ func snippet(root, arg string) (string, error) {
 			return "", err
 		}
 	}
+	code = workshopMarker.ReplaceAllString(code, "")
 	return fmt.Sprintf("```%s\n%s\n```\n", lang, strings.TrimRight(code, "\n")), nil
 }
+
+// workshopMarker matches a `//workshop:part NN/K` line (make workshop's
+// marker, see scripts/workshop) with the empty comment line gofmt puts
+// before it: the page shows the code a reader studies, not the tooling.
+var workshopMarker = regexp.MustCompile(`(?m)^([ \t]*//\n)?[ \t]*//workshop:part [^\n]*\n`)
 
 // goDecl finds a declaration by name, with its doc comment.
 func goDecl(path string, src []byte, symbol string) (string, error) {

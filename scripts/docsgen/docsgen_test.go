@@ -120,8 +120,8 @@ func TestCheckChapterPage(t *testing.T) {
 	nav := func(prev, next string) string {
 		return "<!-- nav -->\n[← Previous](" + prev + ") · [Next →](" + next + ")\n<!-- /nav -->"
 	}
-	page := func(top, bottom string) []byte {
-		return []byte("# Title\n\n" + top + "\n\n**In short:** what you learn.\n\n## Exercises\n\n1. Do it.\n\n## What you learned\n\nThis.\n\n" + bottom + "\n")
+	page := func(i int, top, bottom string) []byte {
+		return []byte("# Title\n\n" + top + "\n\n**In short:** what you learn.\n\n## Exercises\n\n<!-- workshop: " + chapters[i] + " -->\n<!-- /workshop -->\n\n## What you learned\n\nThis.\n\n" + bottom + "\n")
 	}
 	tests := []struct {
 		name string
@@ -129,13 +129,13 @@ func TestCheckChapterPage(t *testing.T) {
 		page []byte
 		want []string
 	}{
-		{name: "middle chapter, complete", i: 1, page: page(nav("01-a.md", "03-c.md"), nav("01-a.md", "03-c.md"))},
-		{name: "first chapter links the README", i: 0, page: page(nav("../README.md", "02-b.md"), nav("../README.md", "02-b.md"))},
-		{name: "newest chapter links the chapter list", i: 2, page: page(nav("02-b.md", "../README.md#the-chapters"), nav("02-b.md", "../README.md#the-chapters"))},
+		{name: "middle chapter, complete", i: 1, page: page(1, nav("01-a.md", "03-c.md"), nav("01-a.md", "03-c.md"))},
+		{name: "first chapter links the README", i: 0, page: page(0, nav("../README.md", "02-b.md"), nav("../README.md", "02-b.md"))},
+		{name: "newest chapter links the chapter list", i: 2, page: page(2, nav("02-b.md", "../README.md#the-chapters"), nav("02-b.md", "../README.md#the-chapters"))},
 		{
 			name: "wrong next link at the bottom",
 			i:    1,
-			page: page(nav("01-a.md", "03-c.md"), nav("01-a.md", "04-d.md")),
+			page: page(1, nav("01-a.md", "03-c.md"), nav("01-a.md", "04-d.md")),
 			want: []string{"p.md: a nav block does not link 03-c.md"},
 		},
 		{
@@ -147,12 +147,19 @@ func TestCheckChapterPage(t *testing.T) {
 				`p.md: want a paragraph starting "**In short:** " before the first section`,
 				`p.md: no "## Exercises" section`,
 				`p.md: no "## What you learned" section`,
+				"p.md: the Exercises section has no <!-- workshop: 02-b --> block",
 			},
+		},
+		{
+			name: "the workshop block of another chapter",
+			i:    2,
+			page: page(1, nav("02-b.md", "../README.md#the-chapters"), nav("02-b.md", "../README.md#the-chapters")),
+			want: []string{"p.md: the Exercises section has no <!-- workshop: 03-c --> block"},
 		},
 		{
 			name: "text after the last nav block",
 			i:    1,
-			page: append(page(nav("01-a.md", "03-c.md"), nav("01-a.md", "03-c.md")), []byte("More.\n")...),
+			page: append(page(1, nav("01-a.md", "03-c.md"), nav("01-a.md", "03-c.md")), []byte("More.\n")...),
 			want: []string{"p.md: the page must end with a nav block"},
 		},
 	}
@@ -173,5 +180,25 @@ func TestWithoutTests(t *testing.T) {
 		"diff --git a/y.go b/y.go\n--- a/y.go\n+++ b/y.go\n-old\n"
 	if diff := cmp.Diff(want, string(WithoutTests([]byte(diff)))); diff != "" {
 		t.Errorf("(-want, +got):\n%s", diff)
+	}
+}
+
+func TestSnippetHidesWorkshopMarkers(t *testing.T) {
+	root := t.TempDir()
+	src := "package a\n\n// A does a.\n//\n//workshop:part 06/1\nfunc A() {}\n\n//workshop:part 06/2\nfunc B() {}\n"
+	if err := os.WriteFile(filepath.Join(root, "a.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{"a.go A", "```go\n// A does a.\nfunc A() {}\n```\n"},
+		{"a.go B", "```go\nfunc B() {}\n```\n"},
+	} {
+		got, err := snippet(root, tc.arg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("snippet %s (-want, +got):\n%s", tc.arg, d)
+		}
 	}
 }

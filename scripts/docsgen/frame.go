@@ -15,8 +15,8 @@ var navRe = regexp.MustCompile(`(?s)<!-- nav -->\n(.*?)\n<!-- /nav -->`)
 // right under the title and at the very end, each linking the previous
 // page (the README for the first chapter) and the next one (the chapter
 // list for the newest); a paragraph starting "**In short:**" before the
-// first section; an "## Exercises" section and a "## What you learned"
-// section. chapters lists every chapter directory in order, and i is this
+// first section; an "## Exercises" section holding the chapter's
+// <!-- workshop --> block, and a "## What you learned" section. chapters lists every chapter directory in order, and i is this
 // page's chapter.
 func CheckChapterPage(name string, page []byte, chapters []string, i int) []string {
 	var problems []string
@@ -60,6 +60,13 @@ func CheckChapterPage(name string, page []byte, chapters []string, i int) []stri
 		if !strings.Contains(text, "\n"+heading+"\n") {
 			report("no %q section", heading)
 		}
+	}
+	// The exercises are the workshop's parts: the block lists them with
+	// their checks, generated from scripts/workshop/chapters.
+	ex := strings.Index(text, "\n## Exercises\n")
+	block := "<!-- workshop: " + chapters[i] + " -->"
+	if ex < 0 || !strings.Contains(text[ex:], block) {
+		report("the Exercises section has no %s block", block)
 	}
 	return problems
 }

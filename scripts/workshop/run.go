@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -58,12 +59,11 @@ type testEvent struct {
 }
 
 // GoTest runs go test with the race detector in dir (a chapter or a copy
-// of one) and reads its JSON events. -trimpath lets copies of a chapter
-// share the build cache, so a copy recompiles only the files that differ.
+// of one) and reads its JSON events.
 func GoTest(ctx context.Context, dir string, run TestRun, timeout time.Duration) Result {
 	start := time.Now()
 	res := Result{Run: run}
-	args := []string{"test", "-json", "-race", "-trimpath", "-count=1", "-timeout", timeout.String(), "-run", run.Run, run.Pkg}
+	args := []string{"test", "-json", "-race", "-count=1", "-timeout", timeout.String(), "-run", run.Run, run.Pkg}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
@@ -101,9 +101,11 @@ func GoTest(ctx context.Context, dir string, run TestRun, timeout time.Duration)
 		case "fail":
 			if top {
 				res.Failed++
-				if firstFailed == "" {
-					firstFailed = ev.Test
-				}
+			}
+			// A subtest fails before its parent: its output holds the
+			// message.
+			if ev.Test != "" && firstFailed == "" {
+				firstFailed = ev.Test
 			}
 		case "output":
 			line := strings.TrimRight(ev.Output, "\n")
@@ -133,6 +135,10 @@ func GoTest(ctx context.Context, dir string, run TestRun, timeout time.Duration)
 	return res
 }
 
+// logLine is a klog line a test logged through ktesting: context, not the
+// failure.
+var logLine = regexp.MustCompile(`^\S+\.go:\d+: [IWE]\d{4} `)
+
 // firstLines keeps the first n lines that say something: not go test's own
 // bookkeeping.
 func firstLines(lines []string, n int) string {
@@ -140,7 +146,8 @@ func firstLines(lines []string, n int) string {
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- FAIL") ||
-			strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "exit status") {
+			strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "exit status") ||
+			logLine.MatchString(t) {
 			continue
 		}
 		keep = append(keep, t)

@@ -313,3 +313,40 @@ func packageNames(dir string, paths []string) (map[string]string, error) {
 	}
 	return names, nil
 }
+
+// MarkedFuncs lists, per part, the functions of the chapter folder dir
+// marked for the chapter's parts: what the learner writes.
+func MarkedFuncs(dir string, spec *Spec) (map[int][]Stubbed, error) {
+	out := map[int][]Stubbed{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		f, err := parser.ParseFile(token.NewFileSet(), rel, src, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Doc == nil {
+				continue
+			}
+			for _, c := range fn.Doc.List {
+				if m := marker.FindStringSubmatch(c.Text); m != nil {
+					chapter, _ := strconv.Atoi(m[1])
+					part, _ := strconv.Atoi(m[2])
+					if chapter == spec.Number {
+						out[part] = append(out[part], Stubbed{Part: part, File: filepath.ToSlash(rel), Func: funcName(fn)})
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -168,6 +168,8 @@ func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 }
 
 // Add queues a new pod in activeQ.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -185,6 +187,8 @@ func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 // each logs one line with the event that caused it, so that a pod can be
 // followed through the queue in the log. The caller holds the lock and
 // wakes Pop.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
 	key := podInfoKey(pInfo)
 	p.runPreEnqueuePlugins(logger, pInfo)
@@ -245,6 +249,8 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 // An event that arrived while the pod was in its scheduling cycle found it
 // in neither activeQ nor the pool, and moved nothing: the pod now waits for
 // the next such event or for the leftover flush. Chapter 07 closes this gap.
+//
+//workshop:part 06/2
 func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -268,6 +274,8 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 
 // Pop waits for a pod in activeQ and returns the best one, counting the
 // attempt. It returns an error once the queue is closed.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -332,6 +340,8 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 // preCheck. (Its name is upstream's: from chapter 07 on, a pod still
 // backing off goes to backoffQ.) The event handlers call it for every
 // cluster event.
+//
+//workshop:part 06/4
 func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event fwk.ClusterEvent, preCheck PreEnqueueCheck) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -370,6 +380,8 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 }
 
 // isEventOfInterest says whether any enabled plugin registered for event.
+//
+//workshop:part 06/3
 func (p *PriorityQueue) isEventOfInterest(event fwk.ClusterEvent) bool {
 	if framework.ClusterEventIsWildCard(event) {
 		return true
@@ -388,6 +400,8 @@ func (p *PriorityQueue) isEventOfInterest(event fwk.ClusterEvent) bool {
 // here every hint answers Queue, so registering is enough.) A pod that no
 // plugin rejected is moved by any event, and a wildcard event moves every
 // pod.
+//
+//workshop:part 06/3
 func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework.QueuedPodInfo, event fwk.ClusterEvent) bool {
 	rejectorPlugins := pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)
 	if rejectorPlugins.Len() == 0 {
@@ -409,6 +423,8 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 // flushUnschedulablePodsLeftover moves to activeQ the pods that have waited
 // in the unschedulable pool longer than podMaxInUnschedulablePodsDuration:
 // a plugin may have missed registering an event that helps them.
+//
+//workshop:part 06/2
 func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()

@@ -278,6 +278,8 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 
 // moveToBackoffQ puts a pod in backoffQ, wherever it was. The caller holds
 // the lock.
+//
+//workshop:part 07/2
 func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
 	p.deleteFromPool(podInfoKey(pInfo))
 	p.backoffQ.add(logger, pInfo, event)
@@ -288,6 +290,8 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.Queu
 // requeuePod moves a pod that an event may help out of the pool: to
 // backoffQ while its backoff lasts, else to activeQ. It reports whether the
 // pod went to activeQ. The caller holds the lock.
+//
+//workshop:part 07/3
 func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
 	if p.backoffQ.isPodBackingoff(pInfo) {
 		p.moveToBackoffQ(logger, pInfo, event)
@@ -309,6 +313,8 @@ func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPo
 //     (moveRequestCycle >= podSchedulingCycle): that event found it in
 //     neither activeQ nor the pool, and may be the one that helps it;
 //   - else to the unschedulable pool, to wait for an event.
+//
+//workshop:part 07/2
 func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo, podSchedulingCycle int64) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -354,6 +360,8 @@ func (p *PriorityQueue) SchedulingCycle() int64 {
 }
 
 // flushBackoffQCompleted moves to activeQ the pods whose backoff ended.
+//
+//workshop:part 07/4
 func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -443,6 +451,8 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 // call it for every cluster event. An event of interest also records the
 // current scheduling cycle as a move request, for the pods being scheduled
 // right now.
+//
+//workshop:part 07/3
 func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event fwk.ClusterEvent, preCheck PreEnqueueCheck) {
 	p.lock.Lock()
 	defer p.lock.Unlock()

@@ -386,6 +386,8 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 // determineSchedulingHintForInFlightPod replays the events that came while
 // the pod was in flight through isPodWorthRequeuing: the pod is worth a
 // retry if any of them is. A pod that no plugin rejected always is.
+//
+//workshop:part 08/3
 func (p *PriorityQueue) determineSchedulingHintForInFlightPod(logger klog.Logger, pInfo *framework.QueuedPodInfo) queueingStrategy {
 	if pInfo.UnschedulablePlugins.Len() == 0 && pInfo.PendingPlugins.Len() == 0 {
 		return queueAfterBackoff
@@ -481,6 +483,8 @@ func (p *PriorityQueue) Done(logger klog.Logger, uid types.UID) {
 // done is Done under the lock. It removes the pod's element, then the
 // events at the front of the list: once no pod in flight was popped before
 // them, nobody needs them.
+//
+//workshop:part 08/3
 func (p *PriorityQueue) done(logger klog.Logger, uid types.UID) {
 	elem, ok := p.inFlightPods[uid]
 	if !ok {
@@ -643,6 +647,8 @@ func (p *PriorityQueue) isEventOfInterest(event fwk.ClusterEvent) bool {
 // A pod that no plugin rejected is moved by any event, and a wildcard event
 // moves every pod. (Upstream has a third answer, queueImmediately, for a
 // Pending plugin's Queue; no plugin here reports Pending.)
+//
+//workshop:part 08/2
 func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework.QueuedPodInfo, event fwk.ClusterEvent, oldObj, newObj any) queueingStrategy {
 	rejectorPlugins := pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)
 	if rejectorPlugins.Len() == 0 {

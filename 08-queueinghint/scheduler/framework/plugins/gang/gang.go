@@ -196,6 +196,8 @@ func (g *Gang) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ str
 // rejected schedulable: a new pod, which may be the member its gang lacked.
 // Without it (chapters 04-07), the plugin got every event, and a rejected
 // member was tried again on any change in the cluster.
+//
+//workshop:part 08/1
 func (g *Gang) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add}, QueueingHintFn: g.isSchedulableAfterPodAdded},
@@ -205,6 +207,8 @@ func (g *Gang) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, er
 // isSchedulableAfterPodAdded answers Queue for a new pod of the rejected
 // member's gang, and QueueSkip for any other pod, including a pod without
 // a gang: the gang is no closer to complete.
+//
+//workshop:part 08/1
 func (g *Gang) isSchedulableAfterPodAdded(logger klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
 	added, ok := newObj.(*v1.Pod)
 	if !ok {

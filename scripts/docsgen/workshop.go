@@ -1,0 +1,66 @@
+package docsgen
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"minisched/scripts/workshop"
+)
+
+// workshopBlock renders a chapter's workshop from
+// scripts/workshop/chapters/<chapter>.yaml and the chapter's markers: the
+// parts with the functions each stubs, its difficulty, its measured time
+// and its check; then the exercises' checks. The page's prose explains
+// each; the commands here are generated, so they cannot drift from what
+// make workshop-prove proves.
+func workshopBlock(root, chapter string) (string, error) {
+	spec, err := workshop.LoadSpec(filepath.Join(root, "scripts", "workshop", "chapters", chapter+".yaml"))
+	if err != nil {
+		return "", err
+	}
+	funcs, err := workshop.MarkedFuncs(filepath.Join(root, chapter), spec)
+	if err != nil {
+		return "", err
+	}
+	nn := fmt.Sprintf("%02d", spec.Number)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Start with `make workshop CHAPTER=%s`: it copies the chapter to `workshop/%s/` with these functions as stubs. Write them part by part and check each with the command in its row ([the workshop guide](workshop.md) has the rest).\n\n", nn, chapter)
+	b.WriteString("| part | what you write | functions | difficulty | time | check |\n|---|---|---|---|---|---|\n")
+	for i, p := range spec.Parts {
+		k := i + 1
+		if len(funcs[k]) == 0 {
+			return "", fmt.Errorf("part %d: no function is marked //workshop:part %s/%d", k, nn, k)
+		}
+		var names []string
+		for _, f := range funcs[k] {
+			names = append(names, "`"+f.Func+"`")
+		}
+		minutes := "not measured"
+		if p.Minutes > 0 {
+			minutes = fmt.Sprintf("%d min", p.Minutes)
+		}
+		doc := strings.TrimPrefix(p.Doc, "docs/")
+		fmt.Fprintf(&b, "| %d | [%s](%s) | %s | %s | %s | `make workshop-check CHAPTER=%s PART=%d` |\n",
+			k, p.Title, doc, strings.Join(names, ", "), p.Difficulty, minutes, nn, k)
+	}
+	if len(spec.Exercises) > 0 {
+		b.WriteString("\nThe exercises below start from the finished chapter. Each check fails on the exercise's starting point and passes on the finished code; `make workshop-prove` proves both for every exercise. `git checkout " + chapter + "` undoes a break.\n\n")
+		b.WriteString("| exercise | kind | check |\n|---|---|---|\n")
+		for i, e := range spec.Exercises {
+			var checks []string
+			for _, r := range e.Unit {
+				checks = append(checks, fmt.Sprintf("`go test -race ./%s/%s -run '%s'`", chapter, strings.TrimPrefix(r.Pkg, "./"), r.Run))
+			}
+			for _, s := range e.Scenarios {
+				checks = append(checks, fmt.Sprintf("`make e2e CHAPTER=%s RUN=%s`", nn, s))
+			}
+			kind := "break it"
+			if e.Kind == "extend" {
+				kind = "extend it (the test is given)"
+			}
+			fmt.Fprintf(&b, "| %d. %s | %s | %s |\n", i+1, e.Title, kind, strings.Join(checks, "<br>"))
+		}
+	}
+	return b.String(), nil
+}

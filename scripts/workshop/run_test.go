@@ -1,0 +1,69 @@
+package workshop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestGoTest runs go test on a small module and reads what it said: the
+// proof and the learner's table stand on this.
+func TestGoTest(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.26.0\n",
+		"m.go":   "package m\n\nfunc Two() int { return 2 }\n",
+		"m_test.go": `package m
+
+import "testing"
+
+func TestPass(t *testing.T) {}
+
+func TestFail(t *testing.T) {
+	t.Run("case", func(t *testing.T) { t.Errorf("Two() = %d, want 3", Two()) })
+}
+
+func TestSkip(t *testing.T) { t.Skip("not yet") }
+`,
+		"broken/b.go": "package broken\n\nfunc B() int { return \"x\" }\n",
+	}
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type got struct {
+		Passed, FailedByTest, BuildFailed bool
+		Summary                           string
+	}
+	tests := []struct {
+		run  TestRun
+		want got
+	}{
+		{TestRun{Pkg: "./", Run: "^TestPass$"}, got{Passed: true, Summary: "1 test(s) passed"}},
+		{TestRun{Pkg: "./", Run: "^TestFail$"}, got{FailedByTest: true, Summary: "TestFail/case: m_test.go:8: Two() = 2, want 3"}},
+		{TestRun{Pkg: "./", Run: "^TestSkip$"}, got{Summary: "1 test(s) skipped"}},
+		{TestRun{Pkg: "./", Run: "^TestNone$"}, got{Summary: "no test matches -run '^TestNone$'"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.run.Run, func(t *testing.T) {
+			res := GoTest(context.Background(), dir, tc.run, time.Minute)
+			g := got{Passed: res.Passed(), FailedByTest: res.FailedByTest(), BuildFailed: res.BuildFailed, Summary: res.Summary()}
+			if d := cmp.Diff(tc.want, g); d != "" {
+				t.Errorf("(-want, +got):\n%s", d)
+			}
+		})
+	}
+	res := GoTest(context.Background(), dir, TestRun{Pkg: "./broken", Run: "."}, time.Minute)
+	if !res.BuildFailed || res.FailedByTest() || res.Passed() {
+		t.Errorf("a package that does not compile: BuildFailed %v, FailedByTest %v, Passed %v (%s)", res.BuildFailed, res.FailedByTest(), res.Passed(), res.Summary())
+	}
+}
