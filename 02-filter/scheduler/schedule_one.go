@@ -81,6 +81,8 @@ func (sched *Scheduler) ScheduleOne(ctx context.Context, pod *v1.Pod) {
 // The apiserver's field selector already filters most of these; the checks
 // stay because the watch can deliver a pod in any state, and because they
 // are the rules a scheduler must keep.
+//
+//workshop:part 01/1
 func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 	switch {
 	case pod.Spec.SchedulerName != sched.schedulerName:
@@ -109,6 +111,8 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 //
 // The nodes and the pods bound to them come from the apiserver on every
 // call. Chapter 05 replaces these List calls with a cache fed by informers.
+//
+//workshop:part 01/2
 func (sched *Scheduler) schedulePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, error) {
 	nodes, err := sched.snapshot(ctx)
 	if err != nil {
@@ -278,6 +282,8 @@ func updatePodCondition(status *v1.PodStatus, condition *v1.PodCondition, now me
 // apiserver sets spec.nodeName from it. The UID in the Binding makes the
 // apiserver refuse it if the pod was deleted and recreated under the same
 // name meanwhile.
+//
+//workshop:part 01/3
 func (sched *Scheduler) bind(ctx context.Context, pod *v1.Pod, nodeName string) error {
 	klog.FromContext(ctx).V(3).Info("Attempting to bind pod to node", "node", klog.KRef("", nodeName))
 	binding := &v1.Binding{

@@ -146,6 +146,7 @@ func (sched *Scheduler) pendingPodsSelector() string {
 	).String()
 }
 
+//workshop:part 01/4
 func (sched *Scheduler) listAndWatch(ctx context.Context) error {
 	selector := sched.pendingPodsSelector()
 	pods, err := sched.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: selector})

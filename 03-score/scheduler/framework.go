@@ -154,6 +154,8 @@ func features() feature.Features {
 // the candidate nodes (PreFilterResult), or reject the pod outright. It
 // returns the merged result, the first rejection, and the plugins that
 // narrowed the nodes.
+//
+//workshop:part 02/1
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
 	var result *fwk.PreFilterResult
 	skipPlugins := sets.New[string]()
@@ -199,6 +201,8 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleStat
 
 // RunFilterPlugins runs the Filter plugins on one node and returns the first
 // rejection: one reason per node is enough to explain it.
+//
+//workshop:part 02/2
 func (f *Framework) RunFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	for _, pl := range f.filterPlugins {
 		if state.GetSkipFilterPlugins().Has(pl.Name()) {

@@ -83,6 +83,8 @@ func (sched *Scheduler) ScheduleOne(ctx context.Context, pod *v1.Pod) {
 // The apiserver's field selector already filters most of these; the checks
 // stay because the watch can deliver a pod in any state, and because they
 // are the rules a scheduler must keep.
+//
+//workshop:part 01/1
 func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 	switch {
 	case pod.Spec.SchedulerName != sched.schedulerName:
@@ -110,6 +112,8 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 //
 // The nodes and the pods bound to them come from the apiserver on every
 // call. Chapter 05 replaces these List calls with a cache fed by informers.
+//
+//workshop:part 01/2
 func (sched *Scheduler) schedulePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, error) {
 	nodes, err := sched.snapshot(ctx)
 	if err != nil {
@@ -216,6 +220,8 @@ func (sched *Scheduler) findNodesThatFitPod(ctx context.Context, state fwk.Cycle
 
 // findNodesThatPassFilters runs the Filter plugins on each node and records
 // the first rejection of each rejected node in the diagnosis.
+//
+//workshop:part 02/3
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 	var feasibleNodes []fwk.NodeInfo
 	for _, nodeInfo := range nodes {
@@ -237,6 +243,8 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // upstream does: a FailedScheduling event and a PodScheduled=False condition
 // whose message is the FitError's ("0/3 nodes are available: ..."). Then the
 // pod waits for its retry.
+//
+//workshop:part 02/4
 func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, pod *v1.Pod, attempt int, err error) {
 	logger := klog.FromContext(ctx)
 	reason := v1.PodReasonSchedulerError
@@ -321,6 +329,8 @@ func updatePodCondition(status *v1.PodStatus, condition *v1.PodCondition, now me
 // apiserver sets spec.nodeName from it. The UID in the Binding makes the
 // apiserver refuse it if the pod was deleted and recreated under the same
 // name meanwhile.
+//
+//workshop:part 01/3
 func (sched *Scheduler) bind(ctx context.Context, pod *v1.Pod, nodeName string) error {
 	klog.FromContext(ctx).V(3).Info("Attempting to bind pod to node", "node", klog.KRef("", nodeName))
 	binding := &v1.Binding{

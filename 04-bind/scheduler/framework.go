@@ -229,6 +229,8 @@ func features() feature.Features {
 // the candidate nodes (PreFilterResult), or reject the pod outright. It
 // returns the merged result, the first rejection, and the plugins that
 // narrowed the nodes.
+//
+//workshop:part 02/1
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
 	var result *fwk.PreFilterResult
 	skipPlugins := sets.New[string]()
@@ -274,6 +276,8 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleStat
 
 // RunFilterPlugins runs the Filter plugins on one node and returns the first
 // rejection: one reason per node is enough to explain it.
+//
+//workshop:part 02/2
 func (f *Framework) RunFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	for _, pl := range f.filterPlugins {
 		if state.GetSkipFilterPlugins().Has(pl.Name()) {
@@ -292,6 +296,8 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state fwk.CycleState, 
 
 // RunPreScorePlugins runs every PreScore plugin once for the pod. A plugin
 // that answers Skip is left out of scoring for this pod.
+//
+//workshop:part 03/3
 func (f *Framework) RunPreScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	skipPlugins := sets.New[string]()
 	defer state.SetSkipScorePlugins(skipPlugins)
@@ -313,6 +319,8 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state fwk.CycleState
 // this pod, in three steps as upstream does: raw scores per node, then each
 // plugin's NormalizeScore over all nodes (to [0, 100]), then the weighted
 // sum per node.
+//
+//workshop:part 03/3
 func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
 	var plugins []fwk.ScorePlugin
 	for _, pl := range f.scorePlugins {

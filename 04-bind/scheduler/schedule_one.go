@@ -194,6 +194,8 @@ func statusError(pod *v1.Pod, host string, status *fwk.Status) error {
 // The apiserver's field selector already filters most of these; the checks
 // stay because the watch can deliver a pod in any state, and because they
 // are the rules a scheduler must keep.
+//
+//workshop:part 01/1
 func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 	switch {
 	case pod.Spec.SchedulerName != sched.schedulerName:
@@ -221,6 +223,8 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 //
 // The nodes and the pods bound to them come from the apiserver on every
 // call. Chapter 05 replaces these List calls with a cache fed by informers.
+//
+//workshop:part 01/2
 func (sched *Scheduler) schedulePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, error) {
 	nodes, err := sched.snapshot(ctx)
 	if err != nil {
@@ -280,6 +284,8 @@ func (sched *Scheduler) prioritizeNodes(ctx context.Context, state fwk.CycleStat
 // framework.NewSortedScoredNodes compares when the totals are equal. Upstream
 // v1.37.1 sets a Randomizer only when extenders score too; without them,
 // ties fall to the order of the feasible list.
+//
+//workshop:part 03/2
 func (sched *Scheduler) selectHost(nodesScores []fwk.NodePluginScores) string {
 	for i := range nodesScores {
 		nodesScores[i].Randomizer = sched.rand.Int()
@@ -325,6 +331,8 @@ func (sched *Scheduler) findNodesThatFitPod(ctx context.Context, state fwk.Cycle
 
 // findNodesThatPassFilters runs the Filter plugins on each node and records
 // the first rejection of each rejected node in the diagnosis.
+//
+//workshop:part 02/3
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 	var feasibleNodes []fwk.NodeInfo
 	for _, nodeInfo := range nodes {
@@ -346,6 +354,8 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // upstream does: a FailedScheduling event and a PodScheduled=False condition
 // whose message is the FitError's ("0/3 nodes are available: ..."). Then the
 // pod waits for its retry.
+//
+//workshop:part 02/4
 func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, pod *v1.Pod, attempt int, err error) {
 	logger := klog.FromContext(ctx)
 	reason := v1.PodReasonSchedulerError

@@ -166,6 +166,7 @@ func (sched *Scheduler) pendingPodsSelector() string {
 	).String()
 }
 
+//workshop:part 01/4
 func (sched *Scheduler) listAndWatch(ctx context.Context) error {
 	selector := sched.pendingPodsSelector()
 	pods, err := sched.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: selector})
@@ -224,6 +225,8 @@ func (sched *Scheduler) listAndWatch(ctx context.Context) error {
 
 // scheduleRetry tries the pod again once the retry delay has passed. Binding
 // goroutines call it too.
+//
+//workshop:part 02/5
 func (sched *Scheduler) scheduleRetry(ctx context.Context, pod *v1.Pod) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	sched.mu.Lock()

@@ -96,6 +96,8 @@ func (sched *Scheduler) scheduleOnePod(ctx context.Context, podInfo *framework.Q
 // the pod's requests count on that node in every snapshot, although the
 // Binding has not been sent. Then Reserve and Permit plugins run. Any
 // failure after the assume undoes it (Unreserve, then forget).
+//
+//workshop:part 04/3
 func (sched *Scheduler) schedulingCycle(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, *v1.Pod, error) {
 	result, err := sched.schedulePod(ctx, state, pod)
 	if err != nil {
@@ -139,6 +141,8 @@ func (sched *Scheduler) runBindingCycle(ctx context.Context, state fwk.CycleStat
 // bindingCycle waits until every Permit plugin allowed the pod, then runs
 // PreBind, Bind and PostBind. A rejection at Permit makes the pod
 // unschedulable on this node; any later failure is an error.
+//
+//workshop:part 04/4
 func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, host string, assumedPod *v1.Pod) error {
 	if status := sched.framework.WaitOnPermit(ctx, assumedPod); !status.IsSuccess() {
 		return statusError(assumedPod, host, status)
@@ -161,6 +165,8 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 // Forgetting the pod frees its room on the node, which is the same cluster
 // event as an assigned pod's deletion: pods waiting for that room move.
 // This pod is not in the queue yet, so the event does not move it.
+//
+//workshop:part 04/5
 func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.CycleState, assumedPodInfo *framework.QueuedPodInfo, err error) {
 	assumedPod := assumedPodInfo.Pod
 	sched.unreserveAndForget(ctx, state, assumedPod)
@@ -208,6 +214,8 @@ func statusError(pod *v1.Pod, host string, status *fwk.Status) error {
 // The event handlers already filter most of these; the checks stay because
 // a pod may change between being queued and being popped, and because they
 // are the rules a scheduler must keep.
+//
+//workshop:part 01/1
 func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 	switch {
 	case pod.Spec.SchedulerName != sched.schedulerName:
@@ -231,6 +239,8 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 //
 // The nodes and their pods come from a snapshot of the cache: no call to
 // the apiserver.
+//
+//workshop:part 01/2
 func (sched *Scheduler) schedulePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, error) {
 	if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
 		return ScheduleResult{}, err
@@ -290,6 +300,8 @@ func (sched *Scheduler) prioritizeNodes(ctx context.Context, state fwk.CycleStat
 // framework.NewSortedScoredNodes compares when the totals are equal. Upstream
 // v1.37.1 sets a Randomizer only when extenders score too; without them,
 // ties fall to the order of the feasible list.
+//
+//workshop:part 03/2
 func (sched *Scheduler) selectHost(nodesScores []fwk.NodePluginScores) string {
 	for i := range nodesScores {
 		nodesScores[i].Randomizer = sched.rand.Int()
@@ -335,6 +347,8 @@ func (sched *Scheduler) findNodesThatFitPod(ctx context.Context, state fwk.Cycle
 
 // findNodesThatPassFilters runs the Filter plugins on each node and records
 // the first rejection of each rejected node in the diagnosis.
+//
+//workshop:part 02/3
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 	var feasibleNodes []fwk.NodeInfo
 	for _, nodeInfo := range nodes {
@@ -362,6 +376,8 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // The rejecting plugins decide which events move the pod back to activeQ.
 // A failure without a FitError (no nodes at all, an API error) names no
 // plugin, and any event moves the pod.
+//
+//workshop:part 02/4
 func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *framework.QueuedPodInfo, err error) {
 	logger := klog.FromContext(ctx)
 	pod, attempt := podInfo.Pod, podInfo.Attempts

@@ -58,6 +58,8 @@ func nodeOf(obj any) *v1.Node {
 
 // addPod routes a new pod: a pending pod of this scheduler to the queue, a
 // bound pod (anyone's) to the cache, where it uses its node's room.
+//
+//workshop:part 05/3
 func (sched *Scheduler) addPod(obj any) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
@@ -75,6 +77,8 @@ func (sched *Scheduler) addPod(obj any) {
 // updatePod routes a pod's change. A pod that gets its node in this update
 // was just bound: the cache adds it (which confirms an assumed pod), and
 // the queue forgets it, in that order.
+//
+//workshop:part 05/3
 func (sched *Scheduler) updatePod(oldObj, newObj any) {
 	oldPod, ok := oldObj.(*v1.Pod)
 	if !ok {
@@ -105,6 +109,8 @@ func (sched *Scheduler) updatePod(oldObj, newObj any) {
 // (its watch dropped) it hands over the last state it saw, which may be
 // stale: a pod that looked pending may have been bound, or assumed, since.
 // So the cache is cleaned up whatever that state says, as upstream does.
+//
+//workshop:part 05/3
 func (sched *Scheduler) deletePod(obj any) {
 	switch t := obj.(type) {
 	case *v1.Pod:
@@ -182,6 +188,8 @@ func (sched *Scheduler) deletePodFromSchedulingQueue(pod *v1.Pod, inBinding bool
 // here; its Binding will fail, the pod being gone. A pod deleted between
 // its assume and its Permit is removed here too, and Permit may still
 // register it as waiting, as upstream's may: its Binding fails the same.
+//
+//workshop:part 05/3
 func (sched *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
 	assumedPod, ok := sched.cache.GetPod(pod)
 	if !ok {

@@ -96,6 +96,8 @@ func (sched *Scheduler) scheduleOnePod(ctx context.Context, podInfo *framework.Q
 // the pod's requests count on that node in every snapshot, although the
 // Binding has not been sent. Then Reserve and Permit plugins run. Any
 // failure after the assume undoes it (Unreserve, then forget).
+//
+//workshop:part 04/3
 func (sched *Scheduler) schedulingCycle(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, *v1.Pod, error) {
 	result, err := sched.schedulePod(ctx, state, pod)
 	if err != nil {
@@ -139,6 +141,8 @@ func (sched *Scheduler) runBindingCycle(ctx context.Context, state fwk.CycleStat
 // bindingCycle waits until every Permit plugin allowed the pod, then runs
 // PreBind, Bind and PostBind. A rejection at Permit makes the pod
 // unschedulable on this node; any later failure is an error.
+//
+//workshop:part 04/4
 func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, host string, assumedPod *v1.Pod) error {
 	if status := sched.framework.WaitOnPermit(ctx, assumedPod); !status.IsSuccess() {
 		return statusError(assumedPod, host, status)
@@ -165,6 +169,8 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 // the event comes after it and leaves it out, so that the pod waits in the
 // unschedulable pool for an event that helps it. An error goes to backoffQ
 // anyway.
+//
+//workshop:part 04/5
 func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.CycleState, assumedPodInfo *framework.QueuedPodInfo, err error) {
 	assumedPod := assumedPodInfo.Pod
 	logger := klog.FromContext(ctx)
@@ -220,6 +226,8 @@ func statusError(pod *v1.Pod, host string, status *fwk.Status) error {
 // The event handlers already filter most of these; the checks stay because
 // a pod may change between being queued and being popped, and because they
 // are the rules a scheduler must keep.
+//
+//workshop:part 01/1
 func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 	switch {
 	case pod.Spec.SchedulerName != sched.schedulerName:
@@ -243,6 +251,8 @@ func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
 //
 // The nodes and their pods come from a snapshot of the cache: no call to
 // the apiserver.
+//
+//workshop:part 01/2
 func (sched *Scheduler) schedulePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, error) {
 	if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
 		return ScheduleResult{}, err
@@ -302,6 +312,8 @@ func (sched *Scheduler) prioritizeNodes(ctx context.Context, state fwk.CycleStat
 // framework.NewSortedScoredNodes compares when the totals are equal. Upstream
 // v1.37.1 sets a Randomizer only when extenders score too; without them,
 // ties fall to the order of the feasible list.
+//
+//workshop:part 03/2
 func (sched *Scheduler) selectHost(nodesScores []fwk.NodePluginScores) string {
 	for i := range nodesScores {
 		nodesScores[i].Randomizer = sched.rand.Int()
@@ -347,6 +359,8 @@ func (sched *Scheduler) findNodesThatFitPod(ctx context.Context, state fwk.Cycle
 
 // findNodesThatPassFilters runs the Filter plugins on each node and records
 // the first rejection of each rejected node in the diagnosis.
+//
+//workshop:part 02/3
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 	var feasibleNodes []fwk.NodeInfo
 	for _, nodeInfo := range nodes {
@@ -381,6 +395,8 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // For a failure in the binding cycle, later pods may have been popped
 // meanwhile, so an event between this pod's Pop and theirs is not seen;
 // chapter 08's in-flight events close that gap.
+//
+//workshop:part 02/4
 func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *framework.QueuedPodInfo, err error) {
 	logger := klog.FromContext(ctx)
 	pod, attempt := podInfo.Pod, podInfo.Attempts

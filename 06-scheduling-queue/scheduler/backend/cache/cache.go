@@ -130,6 +130,8 @@ func (c *Cache) removePodLocked(logger klog.Logger, pod *v1.Pod) error {
 
 // AssumePod counts a pod on pod.Spec.NodeName before it is bound, so the
 // next scheduling cycle cannot give the same room away.
+//
+//workshop:part 05/1
 func (c *Cache) AssumePod(pod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -145,6 +147,8 @@ func (c *Cache) AssumePod(pod *v1.Pod) error {
 // ForgetPod undoes AssumePod when the pod was not bound after all. A pod
 // that is no longer in the cache was deleted meanwhile and removed
 // (RemoveAssumedPod): there is nothing left to undo.
+//
+//workshop:part 05/1
 func (c *Cache) ForgetPod(logger klog.Logger, pod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -185,6 +189,8 @@ func (c *Cache) IsAssumedPod(pod *v1.Pod) bool {
 // AddPod records a bound pod the informer reports. If it was assumed, this
 // confirms it, with the informer's copy replacing the assumed one (on the
 // node it was really bound to).
+//
+//workshop:part 05/1
 func (c *Cache) AddPod(logger klog.Logger, pod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -203,6 +209,8 @@ func (c *Cache) AddPod(logger klog.Logger, pod *v1.Pod) error {
 }
 
 // UpdatePod replaces a bound pod's old copy with its new one.
+//
+//workshop:part 05/1
 func (c *Cache) UpdatePod(logger klog.Logger, oldPod, newPod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -222,6 +230,8 @@ func (c *Cache) UpdatePod(logger klog.Logger, oldPod, newPod *v1.Pod) error {
 // assumed. The pod given may have no node: when the informer missed the
 // deletion, it hands over the last state it saw, which may predate the
 // binding. The cache's own copy says which node to free.
+//
+//workshop:part 05/1
 func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -297,6 +307,8 @@ func (c *Cache) updateMetrics() {
 // from its head. The list of nodes is rebuilt, and sorted by name, only
 // when a node was added or removed. This is upstream's algorithm, without
 // the extra lists its inter-pod affinity and volume plugins need.
+//
+//workshop:part 05/2
 func (c *Cache) UpdateSnapshot(logger klog.Logger, snap *Snapshot) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

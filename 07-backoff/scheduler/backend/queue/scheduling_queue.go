@@ -205,6 +205,8 @@ func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 }
 
 // Add queues a new pod in activeQ.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -222,6 +224,8 @@ func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 // each logs one line with the event that caused it, so that a pod can be
 // followed through the queue in the log. The caller holds the lock and
 // wakes Pop.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
 	key := podInfoKey(pInfo)
 	p.runPreEnqueuePlugins(logger, pInfo)
@@ -314,6 +318,7 @@ func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPo
 //     neither activeQ nor the pool, and may be the one that helps it;
 //   - else to the unschedulable pool, to wait for an event.
 //
+//workshop:part 06/2
 //workshop:part 07/2
 func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo, podSchedulingCycle int64) error {
 	p.lock.Lock()
@@ -378,6 +383,8 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 
 // Pop waits for a pod in activeQ and returns the best one, counting the
 // attempt. It returns an error once the queue is closed.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -452,6 +459,7 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 // current scheduling cycle as a move request, for the pods being scheduled
 // right now.
 //
+//workshop:part 06/4
 //workshop:part 07/3
 func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event fwk.ClusterEvent, preCheck PreEnqueueCheck) {
 	p.lock.Lock()
@@ -489,6 +497,8 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 }
 
 // isEventOfInterest says whether any enabled plugin registered for event.
+//
+//workshop:part 06/3
 func (p *PriorityQueue) isEventOfInterest(event fwk.ClusterEvent) bool {
 	if framework.ClusterEventIsWildCard(event) {
 		return true
@@ -507,6 +517,8 @@ func (p *PriorityQueue) isEventOfInterest(event fwk.ClusterEvent) bool {
 // here every hint answers Queue, so registering is enough.) A pod that no
 // plugin rejected is moved by any event, and a wildcard event moves every
 // pod.
+//
+//workshop:part 06/3
 func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework.QueuedPodInfo, event fwk.ClusterEvent) bool {
 	rejectorPlugins := pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)
 	if rejectorPlugins.Len() == 0 {
@@ -531,6 +543,8 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 // is a move request like any event's (v1.33's movePodsToActiveOrBackoffQueue
 // set moveRequestCycle for it too): a pod being scheduled meanwhile that
 // fails goes to backoffQ, not to the pool for five more minutes.
+//
+//workshop:part 06/2
 func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()

@@ -878,3 +878,54 @@ func TestFlushIsAMoveRequest(t *testing.T) {
 		t.Errorf("where the pods are after the flush (-want, +got):\n%s", diff)
 	}
 }
+
+// TestRetriedPodsTakeTurns records which pod each attempt pops when the
+// head fails every time and an event brings it straight back: the failed
+// pod, timestamped again, goes behind the pods of its priority that waited
+// meanwhile, but stays ahead of lower priorities.
+func TestRetriedPodsTakeTurns(t *testing.T) {
+	tests := []struct {
+		name string
+		pods []*v1.Pod // added in this order, one second apart
+		want []string  // the pod each attempt pops
+	}{
+		{
+			name: "equal priority: each pod in turn",
+			pods: []*v1.Pod{makePod("p1", 0), makePod("p2", 0), makePod("p3", 0)},
+			want: []string{"p1", "p2", "p3", "p1"},
+		},
+		{
+			name: "a higher priority still goes first",
+			pods: []*v1.Pod{makePod("low", 0), makePod("high", 10)},
+			want: []string{"high", "high", "high"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, _ := ktesting.NewTestContext(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			for _, p := range tt.pods {
+				q.Add(logger, p)
+				clk.Step(time.Second)
+			}
+			var got []string
+			for range len(tt.want) {
+				pInfo, err := q.Pop(logger)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, pInfo.Pod.Name)
+				clk.Step(time.Second)
+				fail(t, logger, q, pInfo, "Resources")
+				// Past the longest backoff: the event brings the pod
+				// straight back to activeQ.
+				clk.Step(DefaultPodMaxBackoffDuration)
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pods popped (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}

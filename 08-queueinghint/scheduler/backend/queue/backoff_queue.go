@@ -44,6 +44,8 @@ func newBackoffQueue(clk clock.Clock, podInitialBackoff, podMaxBackoff time.Dura
 // counts its consecutive errors instead of its unschedulable attempts: an
 // apiserver in trouble is not the pod's fault, and its backoff protects the
 // apiserver rather than punishing the pod. A pod never tried has none.
+//
+//workshop:part 07/1
 func (bq *backoffQueue) getBackoffTime(pInfo *framework.QueuedPodInfo) time.Time {
 	count := pInfo.UnschedulableCount
 	if pInfo.ConsecutiveErrorsCount > 0 {
@@ -60,6 +62,8 @@ func (bq *backoffQueue) getBackoffTime(pInfo *framework.QueuedPodInfo) time.Time
 
 // calculateBackoffDuration is initial·2^(count-1), capped at the maximum:
 // 1, 2, 4, 8, 10, 10... seconds by default.
+//
+//workshop:part 07/1
 func (bq *backoffQueue) calculateBackoffDuration(count int) time.Duration {
 	if count == 0 {
 		return 0
@@ -72,6 +76,8 @@ func (bq *backoffQueue) calculateBackoffDuration(count int) time.Duration {
 }
 
 // isPodBackingoff says whether the pod's backoff has not ended yet.
+//
+//workshop:part 07/1
 func (bq *backoffQueue) isPodBackingoff(pInfo *framework.QueuedPodInfo) bool {
 	return bq.getBackoffTime(pInfo).After(bq.clock.Now())
 }
@@ -85,6 +91,8 @@ func (bq *backoffQueue) add(logger klog.Logger, pInfo *framework.QueuedPodInfo, 
 
 // popAllBackoffCompleted removes and returns the pods whose backoff has
 // ended, the earliest first.
+//
+//workshop:part 07/4
 func (bq *backoffQueue) popAllBackoffCompleted() []*framework.QueuedPodInfo {
 	var out []*framework.QueuedPodInfo
 	for {

@@ -237,6 +237,8 @@ func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 }
 
 // Add queues a new pod in activeQ.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -254,6 +256,8 @@ func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 // each logs one line with the event that caused it, so that a pod can be
 // followed through the queue in the log. The caller holds the lock and
 // wakes Pop.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
 	key := podInfoKey(pInfo)
 	p.runPreEnqueuePlugins(logger, pInfo)
@@ -310,6 +314,8 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 
 // moveToBackoffQ puts a pod in backoffQ, wherever it was. The caller holds
 // the lock.
+//
+//workshop:part 07/2
 func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
 	p.deleteFromPool(podInfoKey(pInfo))
 	p.backoffQ.add(logger, pInfo, event)
@@ -320,6 +326,8 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.Queu
 // requeuePod moves a pod that an event may help out of the pool: to
 // backoffQ while its backoff lasts, else to activeQ. It reports whether the
 // pod went to activeQ. The caller holds the lock.
+//
+//workshop:part 07/3
 func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
 	if p.backoffQ.isPodBackingoff(pInfo) {
 		p.moveToBackoffQ(logger, pInfo, event)
@@ -341,6 +349,9 @@ func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPo
 // otherwise it waits in the unschedulable pool. A pod no plugin rejected
 // always goes to backoffQ. Either way the pod is Done: this is the end of
 // its flight.
+//
+//workshop:part 06/2
+//workshop:part 07/2
 func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo, podSchedulingCycle int64) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -421,6 +432,8 @@ func (p *PriorityQueue) SchedulingCycle() int64 {
 }
 
 // flushBackoffQCompleted moves to activeQ the pods whose backoff ended.
+//
+//workshop:part 07/4
 func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -442,6 +455,8 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 // tracked twice. That copy is discarded and the next pod popped, as
 // upstream's unlockedPop does (PR #127016): scheduling it would overwrite its
 // in-flight element, and the events after the first would never be freed.
+//
+//workshop:part 06/1
 func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -589,6 +604,9 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 // call it for every cluster event. While any pod is in flight, an event of
 // interest is also kept in the in-flight list, for those pods to replay if
 // they fail.
+//
+//workshop:part 06/4
+//workshop:part 07/3
 func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event fwk.ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -627,6 +645,8 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 }
 
 // isEventOfInterest says whether any enabled plugin registered for event.
+//
+//workshop:part 06/3
 func (p *PriorityQueue) isEventOfInterest(event fwk.ClusterEvent) bool {
 	if framework.ClusterEventIsWildCard(event) {
 		return true
@@ -648,6 +668,7 @@ func (p *PriorityQueue) isEventOfInterest(event fwk.ClusterEvent) bool {
 // moves every pod. (Upstream has a third answer, queueImmediately, for a
 // Pending plugin's Queue; no plugin here reports Pending.)
 //
+//workshop:part 06/3
 //workshop:part 08/2
 func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework.QueuedPodInfo, event fwk.ClusterEvent, oldObj, newObj any) queueingStrategy {
 	rejectorPlugins := pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)
@@ -695,6 +716,8 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 // is itself a cluster event, UnschedulableTimeout, a wildcard: like any
 // event, it is kept for the pods in flight, so that a pod failing now is
 // not parked for a further five minutes.
+//
+//workshop:part 06/2
 func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()

@@ -51,6 +51,8 @@ func (pl *NodeCost) Name() string { return Name }
 // PreScore runs once per pod before any Score. Returning Skip tells the
 // framework not to call Score or NormalizeScore for this pod: that is how
 // the plugin stays out of the way of pods that did not opt in.
+//
+//workshop:part 03/1
 func (pl *NodeCost) PreScore(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) *fwk.Status {
 	if pod.Annotations[PreferCheapAnnotation] != "true" {
 		return fwk.NewStatus(fwk.Skip)
@@ -63,6 +65,8 @@ const unknownCost = -1
 
 // Score returns the node's cost as a raw score. Raw scores may be on any
 // scale; NormalizeScore maps them to [0, 100] once every node has one.
+//
+//workshop:part 03/1
 func (pl *NodeCost) Score(_ context.Context, _ fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	cost, err := strconv.ParseInt(nodeInfo.Node().Labels[CostLabel], 10, 64)
 	if err != nil || cost < 0 {
@@ -78,6 +82,8 @@ func (pl *NodeCost) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // MaxScore, the dearest 0, the others in between; a node whose cost is
 // unknown gets 0. Normalizing needs every node's raw score, which is why it
 // is a separate step.
+//
+//workshop:part 03/1
 func (pl *NodeCost) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	lowest, highest := int64(-1), int64(-1)
 	for _, s := range scores {

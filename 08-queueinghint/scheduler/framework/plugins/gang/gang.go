@@ -120,6 +120,8 @@ func sameGang(pod, other *v1.Pod) bool {
 // Permit lets a pod without a gang through. A member completes its gang if
 // enough others are already waiting: then it allows them all and goes on
 // itself. Otherwise it waits, for at most the timeout.
+//
+//workshop:part 04/1
 func (g *Gang) Permit(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) (*fwk.Status, time.Duration) {
 	group, size := groupOf(pod)
 	if size == 0 {
@@ -180,6 +182,8 @@ func (g *Gang) Reserve(context.Context, fwk.CycleState, *v1.Pod, string) *fwk.St
 // wait timed out. The whole gang gives up with it: the members still
 // waiting are rejected now, so none of them keeps a node for a gang that
 // will not start.
+//
+//workshop:part 04/1
 func (g *Gang) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	group, size := groupOf(pod)
 	if size == 0 {
