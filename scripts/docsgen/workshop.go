@@ -15,6 +15,9 @@ import (
 // each; the commands here are generated, so they cannot drift from what
 // make workshop-prove proves.
 func workshopBlock(root, chapter string) (string, error) {
+	if chapter == "all" {
+		return workshopPlan(root)
+	}
 	spec, err := workshop.LoadSpec(filepath.Join(root, "scripts", "workshop", "chapters", chapter+".yaml"))
 	if err != nil {
 		return "", err
@@ -61,6 +64,31 @@ func workshopBlock(root, chapter string) (string, error) {
 			}
 			fmt.Fprintf(&b, "| %d. %s | %s | %s |\n", i+1, e.Title, kind, strings.Join(checks, "<br>"))
 		}
+	}
+	return b.String(), nil
+}
+
+// workshopPlan is the table of every chapter's workshop for the
+// facilitator's guide: parts, their measured minutes, and exercises.
+func workshopPlan(root string) (string, error) {
+	specs, err := workshop.LoadSpecs(filepath.Join(root, "scripts", "workshop"))
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("| chapter | parts (minutes each, as measured) | parts in all | exercises |\n|---|---|---:|---:|\n")
+	for _, s := range specs {
+		var parts []string
+		total := 0
+		for i, p := range s.Parts {
+			m := "?"
+			if p.Minutes > 0 {
+				m = fmt.Sprint(p.Minutes)
+				total += p.Minutes
+			}
+			parts = append(parts, fmt.Sprintf("%d. %s (%s, %s)", i+1, strings.SplitN(p.Title, ":", 2)[0], p.Difficulty, m))
+		}
+		fmt.Fprintf(&b, "| [%s](%s.md#exercises) | %s | %d min | %d |\n", s.Chapter, s.Chapter, strings.Join(parts, "<br>"), total, len(s.Exercises))
 	}
 	return b.String(), nil
 }

@@ -168,7 +168,11 @@ func funcName(fn *ast.FuncDecl) string {
 func stubBody(fn *ast.FuncDecl, s Stubbed, p Part) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{\n\t// TODO(workshop part %d, %s): write %s.\n", s.Part, p.Title, s.Func)
-	fmt.Fprintf(&b, "\t// Read %s, and upstream's %s in\n", p.Doc, s.Func[strings.LastIndex(s.Func, ".")+1:])
+	in := "in"
+	if len(p.Upstream) > 1 {
+		in = "in one of"
+	}
+	fmt.Fprintf(&b, "\t// Read %s, and upstream's %s %s\n", p.Doc, s.Func[strings.LastIndex(s.Func, ".")+1:], in)
 	for _, u := range p.Upstream {
 		fmt.Fprintf(&b, "\t// %s%s\n", upstreamURL, u)
 	}
