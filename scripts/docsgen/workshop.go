@@ -29,23 +29,25 @@ func workshopBlock(root, chapter string) (string, error) {
 	nn := fmt.Sprintf("%02d", spec.Number)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Start with `make workshop CHAPTER=%s`: it copies the chapter to `workshop/%s/` with these functions as stubs. Write them part by part and check each with the command in its row ([the workshop guide](workshop.md) has the rest).\n\n", nn, chapter)
-	b.WriteString("| part | what you write | functions | difficulty | time | check |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| part | what you write | functions | lines | difficulty | time (estimate) | check |\n|---|---|---|---:|---|---|---|\n")
 	for i, p := range spec.Parts {
 		k := i + 1
 		if len(funcs[k]) == 0 {
 			return "", fmt.Errorf("part %d: no function is marked //workshop:part %s/%d", k, nn, k)
 		}
 		var names []string
+		lines := 0
 		for _, f := range funcs[k] {
 			names = append(names, "`"+f.Func+"`")
+			lines += f.Lines
 		}
-		minutes := "not measured"
+		minutes := "?"
 		if p.Minutes > 0 {
 			minutes = fmt.Sprintf("%d min", p.Minutes)
 		}
 		doc := strings.TrimPrefix(p.Doc, "docs/")
-		fmt.Fprintf(&b, "| %d | [%s](%s) | %s | %s | %s | `make workshop-check CHAPTER=%s PART=%d` |\n",
-			k, p.Title, doc, strings.Join(names, ", "), p.Difficulty, minutes, nn, k)
+		fmt.Fprintf(&b, "| %d | [%s](%s) | %s | %d | %s | %s | `make workshop-check CHAPTER=%s PART=%d` |\n",
+			k, p.Title, doc, strings.Join(names, ", "), lines, p.Difficulty, minutes, nn, k)
 	}
 	if len(spec.Exercises) > 0 {
 		b.WriteString("\nThe exercises below start from the finished chapter. Each check fails on the exercise's starting point and passes on the finished code; `make workshop-prove` proves both for every exercise. `git checkout " + chapter + "` undoes a break.\n\n")
@@ -76,7 +78,7 @@ func workshopPlan(root string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("| chapter | parts (minutes each, as measured) | parts in all | exercises |\n|---|---|---:|---:|\n")
+	b.WriteString("| chapter | parts (difficulty, estimated minutes) | parts in all | exercises |\n|---|---|---:|---:|\n")
 	for _, s := range specs {
 		var parts []string
 		total := 0

@@ -26,7 +26,7 @@ const (
 	plotWidth  = 640
 	rowHeight  = 22
 	barHeight  = 12
-	topMargin  = 48
+	topMargin  = 60
 	axisHeight = 30
 	legendRows = 2
 )
@@ -70,6 +70,21 @@ func (tl *Timeline) WriteSVG(w io.Writer, title, stamp string) error {
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="#c62828"><title>bound at %s</title></circle>`+"\n", x(p.Bound), mid, seconds(p.Bound))
 		}
 	}
+	// Cluster events: a dashed line across the rows, the label on top.
+	// Events a few pixels apart share one label, so they stay legible.
+	lastLabelX := -100.0
+	for _, m := range tl.Markers {
+		if m.At > span {
+			continue
+		}
+		mx := x(m.At)
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#6a1b9a" stroke-dasharray="3,3"><title>%s at %s</title></line>`+"\n",
+			mx, mx, topMargin-4, topMargin+len(tl.Pods)*rowHeight, html.EscapeString(m.Label), seconds(m.At))
+		if mx-lastLabelX > 60 {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" fill="#6a1b9a" text-anchor="middle">%s</text>`+"\n", mx, topMargin-6, html.EscapeString(shortLabel(m.Label)))
+			lastLabelX = mx
+		}
+	}
 	axisY := topMargin + len(tl.Pods)*rowHeight + 6
 	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#333"/>`+"\n", labelWidth, labelWidth+plotWidth, axisY, axisY)
 	step := tickStep(span)
@@ -85,10 +100,21 @@ func (tl *Timeline) WriteSVG(w io.Writer, title, stamp string) error {
 	}
 	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="black" stroke-width="1.5"/><text x="%d" y="%d">attempt</text>`+"\n", 10, 10, legendY+8, legendY+20, 18, legendY+18)
 	fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="5" fill="#c62828"/><text x="%d" y="%d">bound</text>`+"\n", 165, legendY+14, 175, legendY+18)
+	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#6a1b9a" stroke-dasharray="3,3"/><text x="%d" y="%d">cluster event (node added, updated, deleted)</text>`+"\n", 310, 310, legendY+8, legendY+20, 318, legendY+18)
 	fmt.Fprintf(&b, `<text x="10" y="%d" fill="#555">%s</text>`+"\n", height-6, html.EscapeString(stamp))
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shortLabel drops the node's name from a marker's label: the tooltip has
+// it, and the top line has room for a word or two.
+func shortLabel(l string) string {
+	f := strings.Fields(l)
+	if len(f) >= 2 {
+		return f[1]
+	}
+	return l
 }
 
 func legendName(s State) string {

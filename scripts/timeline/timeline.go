@@ -55,9 +55,26 @@ type Pod struct {
 	Bound time.Duration
 }
 
+// Marker is a cluster event the scheduler's handlers logged: a node added,
+// updated or deleted. Drawn across every row, it shows which event moved
+// which pods, and which events moved none.
+type Marker struct {
+	At    time.Duration
+	Label string // "node updated n1"
+}
+
+// nodeEvents maps the handlers' log messages (eventhandlers.go: Add and
+// Delete at -v=3, Update at -v=4, as upstream logs them) to a marker label.
+var nodeEvents = map[string]string{
+	"Add event for node":    "node added",
+	"Update event for node": "node updated",
+	"Delete event for node": "node deleted",
+}
+
 // Timeline is every pod of a log, in the order they first appear.
 type Timeline struct {
-	Pods []*Pod
+	Pods    []*Pod
+	Markers []Marker
 	// End is the time of the last line read.
 	End time.Duration
 }
@@ -92,6 +109,10 @@ func Parse(r io.Reader) (*Timeline, error) {
 		now := at.Sub(t0)
 		tl.End = now
 		msg, fields, ok := message(m[2])
+		if label, isNode := nodeEvents[msg]; ok && isNode {
+			tl.Markers = append(tl.Markers, Marker{At: now, Label: label + " " + fields["node"]})
+			continue
+		}
 		if !ok || fields["pod"] == "" {
 			continue
 		}
@@ -173,7 +194,8 @@ func (p *Pod) Totals() map[State]time.Duration {
 // Filter keeps the pods whose name starts with prefix (a namespace and
 // its slash, for one scenario), sorted as they first appeared.
 func (tl *Timeline) Filter(prefix string) *Timeline {
-	out := &Timeline{End: tl.End}
+	// Markers stay: one scenario's scheduler log has only its own nodes.
+	out := &Timeline{End: tl.End, Markers: tl.Markers}
 	for _, p := range tl.Pods {
 		if strings.HasPrefix(p.Name, prefix) {
 			out.Pods = append(out.Pods, p)

@@ -60,6 +60,12 @@ func TestParse(t *testing.T) {
 	if diff := cmp.Diff(want, tl.Pods); diff != "" {
 		t.Errorf("(-want, +got):\n%s", diff)
 	}
+	if diff := cmp.Diff([]Marker{{At: ms(500), Label: "node updated n"}}, tl.Markers); diff != "" {
+		t.Errorf("markers (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(tl.Markers, tl.Filter("ns/").Markers); diff != "" {
+		t.Errorf("markers after Filter (-want, +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(map[State]time.Duration{Active: ms(150), InFlight: ms(150), Unschedulable: ms(800), Backoff: ms(200)}, tl.Pods[0].Totals()); diff != "" {
 		t.Errorf("totals of a (-want, +got):\n%s", diff)
 	}
@@ -116,8 +122,9 @@ func TestWriteSVG(t *testing.T) {
 		"bars":          strings.Count(svg, "</title></rect>"),
 		"attempt marks": strings.Count(svg, "<title>attempt: "),
 		"bound dots":    strings.Count(svg, "<title>bound at "),
+		"event markers": strings.Count(svg, "<title>node updated n at 0.50s</title></line>"),
 	}
-	want := map[string]int{"row labels": 2, "bars": 8, "attempt marks": 3, "bound dots": 2}
+	want := map[string]int{"row labels": 2, "bars": 8, "attempt marks": 3, "bound dots": 2, "event markers": 1}
 	if diff := cmp.Diff(want, counts); diff != "" {
 		t.Errorf("(-want, +got):\n%s", diff)
 	}

@@ -39,9 +39,14 @@ type Part struct {
 	// Doc is the page section that explains the part, "docs/06-....md#anchor".
 	Doc string `json:"doc"`
 	// Upstream lists the k8s.io/kubernetes files the part mirrors.
-	Upstream   []string `json:"upstream"`
-	Difficulty string   `json:"difficulty"`
-	// Minutes is how long the part took when done once as a learner would.
+	Upstream []string `json:"upstream"`
+	// Counterparts names upstream's function where it differs from the
+	// chapter's (flushUnschedulablePodsLeftover: flushUnschedulableEntitiesLeftover).
+	Counterparts map[string]string `json:"counterparts"`
+	Difficulty   string            `json:"difficulty"`
+	// Minutes is an estimate for a newcomer, by a rule written down in
+	// docs/workshop.md#how-long-the-parts-take: a base by difficulty plus
+	// half a minute per line of the finished functions.
 	Minutes     int       `json:"minutes"`
 	Unit        []TestRun `json:"unit"`
 	Integration []TestRun `json:"integration"`

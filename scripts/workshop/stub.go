@@ -27,6 +27,9 @@ type Stubbed struct {
 	Part int
 	File string // relative to the chapter
 	Func string // "PriorityQueue.Pop"
+	// Lines counts the lines of the finished body: what the learner
+	// writes (MarkedFuncs fills it).
+	Lines int
 }
 
 // upstreamURL is where the TODOs point for upstream's code.
@@ -168,19 +171,56 @@ func funcName(fn *ast.FuncDecl) string {
 func stubBody(fn *ast.FuncDecl, s Stubbed, p Part) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{\n\t// TODO(workshop part %d, %s): write %s.\n", s.Part, p.Title, s.Func)
-	in := "in"
-	if len(p.Upstream) > 1 {
-		in = "in one of"
+	name := s.Func[strings.LastIndex(s.Func, ".")+1:]
+	if c, ok := p.Counterparts[name]; ok {
+		name = c
 	}
-	fmt.Fprintf(&b, "\t// Read %s, and upstream's %s %s\n", p.Doc, s.Func[strings.LastIndex(s.Func, ".")+1:], in)
+	var found []string
+	for _, u := range p.Upstream {
+		if upstreamHas(u, name) {
+			found = append(found, u)
+		}
+	}
+	switch {
+	case len(found) > 0:
+		// Point at the files that have a function of that name.
+		fmt.Fprintf(&b, "\t// Read %s, and upstream's %s in\n", p.Doc, name)
+		p.Upstream = found
+	case len(p.Upstream) > 1:
+		fmt.Fprintf(&b, "\t// Read %s, and the code that does this upstream, in one of\n", p.Doc)
+	default:
+		fmt.Fprintf(&b, "\t// Read %s, and the code that does this upstream, in\n", p.Doc)
+	}
 	for _, u := range p.Upstream {
 		fmt.Fprintf(&b, "\t// %s%s\n", upstreamURL, u)
 	}
+	b.WriteString("\t// The unit tests of the part are the spec; the page's code snippets\n\t// show the finished function: read them when you are done, or stuck.\n")
 	if ret := zeroReturn(fn.Type.Results); ret != "" {
 		b.WriteString("\t" + ret + "\n")
 	}
 	b.WriteString("}")
 	return b.String()
+}
+
+// upstreamHas says whether the v1.37.1 file (relative to k8s.io/kubernetes)
+// in the module cache declares a function or method of that name, so a
+// TODO names upstream's function only where upstream has one (the
+// chapters' own functions, such as the Gang plugin's Unreserve, have none).
+func upstreamHas(file, name string) bool {
+	src, err := os.ReadFile(filepath.Join(upstreamDir(), filepath.FromSlash(file)))
+	if err != nil {
+		return false
+	}
+	return regexp.MustCompile(`(?m)^func (\([^)]*\) )?` + regexp.QuoteMeta(name) + `[\[(]`).Match(src)
+}
+
+// upstreamDir is k8s.io/kubernetes v1.37.1 in the module cache.
+func upstreamDir() string {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "k8s.io", "kubernetes@v1.37.1")
 }
 
 // zeroReturn is the return statement of a stub: bare for named results,
@@ -281,6 +321,13 @@ func removeUnusedImports(dir string, files map[string][]byte) error {
 				continue
 			}
 			from, to := fset.Position(spec.Pos()).Offset, fset.Position(spec.End()).Offset
+			// The whole line when the spec stands alone on it, so no blank
+			// line is left inside the import block.
+			lineStart := bytes.LastIndexByte(out[:from], '\n') + 1
+			lineEnd := to + bytes.IndexByte(out[to:], '\n')
+			if lineEnd >= to && strings.TrimSpace(string(out[lineStart:from])) == "" && strings.TrimSpace(string(out[to:lineEnd])) == "" {
+				from, to = lineStart, lineEnd+1
+			}
 			out = append(out[:from], out[to:]...)
 		}
 		formatted, err := format.Source(out)
@@ -331,7 +378,8 @@ func MarkedFuncs(dir string, spec *Spec) (map[int][]Stubbed, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, path)
-		f, err := parser.ParseFile(token.NewFileSet(), rel, src, parser.ParseComments)
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, rel, src, parser.ParseComments)
 		if err != nil {
 			return err
 		}
@@ -345,7 +393,8 @@ func MarkedFuncs(dir string, spec *Spec) (map[int][]Stubbed, error) {
 					chapter, _ := strconv.Atoi(m[1])
 					part, _ := strconv.Atoi(m[2])
 					if chapter == spec.Number {
-						out[part] = append(out[part], Stubbed{Part: part, File: filepath.ToSlash(rel), Func: funcName(fn)})
+						lines := max(fset.Position(fn.Body.Rbrace).Line-fset.Position(fn.Body.Lbrace).Line-1, 1)
+						out[part] = append(out[part], Stubbed{Part: part, File: filepath.ToSlash(rel), Func: funcName(fn), Lines: lines})
 					}
 				}
 			}

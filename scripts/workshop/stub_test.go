@@ -77,6 +77,8 @@ func (p *PriorityQueue) Pop() (*v1.Pod, error) {
 	// TODO(workshop part 1, activeQ): write PriorityQueue.Pop.
 	// Read docs/06-scheduling-queue.md#activeq, and upstream's Pop in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
+	// The unit tests of the part are the spec; the page's code snippets
+	// show the finished function: read them when you are done, or stuck.
 	return nil, nil
 }
 
@@ -98,7 +100,7 @@ func later() (n int) {
 `,
 		},
 		{
-			name: "both parts: zero values of every kind, and both imports they used go",
+			name: "both parts: zero values of every kind, both imports they used go, and upstream has no matches",
 			stub: map[int]bool{1: true, 2: true},
 			wantFuncs: []Stubbed{
 				{Part: 1, File: "queue.go", Func: "PriorityQueue.Pop"},
@@ -117,6 +119,8 @@ func (p *PriorityQueue) Pop() (*v1.Pod, error) {
 	// TODO(workshop part 1, activeQ): write PriorityQueue.Pop.
 	// Read docs/06-scheduling-queue.md#activeq, and upstream's Pop in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
+	// The unit tests of the part are the spec; the page's code snippets
+	// show the finished function: read them when you are done, or stuck.
 	return nil, nil
 }
 
@@ -126,8 +130,10 @@ func (p *PriorityQueue) Len() int { return len(p.items) }
 //workshop:part 06/2
 func matches(a, b string) (bool, int, Info) {
 	// TODO(workshop part 2, events): write matches.
-	// Read docs/06-scheduling-queue.md#events, and upstream's matches in
+	// Read docs/06-scheduling-queue.md#events, and the code that does this upstream, in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/framework/events.go
+	// The unit tests of the part are the spec; the page's code snippets
+	// show the finished function: read them when you are done, or stuck.
 	return false, 0, *new(Info)
 }
 
@@ -181,4 +187,3 @@ func TestMakeCopyNeedsAMarkedFunction(t *testing.T) {
 		t.Fatalf("MakeCopy error = %v, want one containing %q", err, want)
 	}
 }
-

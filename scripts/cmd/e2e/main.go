@@ -29,6 +29,8 @@ func main() {
 func run() error {
 	var f e2e.Flags
 	f.Register(flag.CommandLine, ".cache/e2e")
+	// make timeline asks for -v=4, where the handlers log node updates.
+	verbosity := flag.Int("log-level", 3, "the schedulers' -v")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -48,7 +50,7 @@ func run() error {
 	passed := 0
 	var failures []string
 	for _, c := range h.Chapters {
-		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=3"}}
+		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], fmt.Sprintf("-v=%d", *verbosity)}}
 		for _, sc := range h.Scenarios {
 			if sc.FirstChapter > c.Number {
 				continue

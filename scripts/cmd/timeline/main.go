@@ -4,8 +4,8 @@
 // moment it was bound.
 //
 // With --chapter and --scenario it first runs that scenario of the KWOK
-// suite against that chapter (as `make e2e` does, at -v=3), then draws the
-// run's log:
+// suite against that chapter (as `make e2e` does, at -v=4 so that node
+// updates are logged and drawn as markers), then draws the run's log:
 //
 //	go run ./scripts/cmd/timeline --chapter 07 --scenario queue-label-noise
 //
@@ -58,7 +58,9 @@ func run() error {
 	dir := filepath.Join(".cache", "timeline")
 	runDir := filepath.Join(dir, "runs")
 	_ = os.RemoveAll(runDir)
-	cmd := exec.Command("go", "run", "./scripts/cmd/e2e", "--tools", *tools, "--chapters", *chapter, "--run", "^"+regexp.QuoteMeta(*scenario)+"$", "--out", runDir)
+	cmd := exec.Command("go", "run", "./scripts/cmd/e2e", "--tools", *tools, "--chapters", *chapter, "--run", "^"+regexp.QuoteMeta(*scenario)+"$", "--out", runDir,
+		// -v=4: the handlers log each node update, drawn as a marker.
+		"--log-level", "4")
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	if err := cmd.Run(); err != nil {

@@ -677,3 +677,53 @@ func where(q *PriorityQueue, name string) string {
 	}
 	return ""
 }
+
+// TestIsPodWorthRequeuing asks, for a pod rejected by some plugins, whether
+// an event could help it: only an event that one of its rejectors
+// registered, a wildcard, or any event of interest for a pod that no
+// plugin rejected.
+func TestIsPodWorthRequeuing(t *testing.T) {
+	wildcard := fwk.ClusterEvent{Resource: fwk.WildCard, ActionType: fwk.All}
+	tests := []struct {
+		name      string
+		rejectors []string
+		event     fwk.ClusterEvent
+		want      bool
+	}{
+		{name: "a node label change helps the pod Labels rejected", rejectors: []string{"Labels"}, event: nodeLabelChange, want: true},
+		{name: "a node label change does not help the pod Resources rejected", rejectors: []string{"Resources"}, event: nodeLabelChange, want: false},
+		{name: "a new node helps either", rejectors: []string{"Resources"}, event: nodeAdd, want: true},
+		{name: "an event nobody registered helps no rejected pod", rejectors: []string{"Resources", "Labels"}, event: nodeTaintChange, want: false},
+		{name: "a wildcard helps every pod", rejectors: []string{"Resources"}, event: wildcard, want: true},
+		{name: "a pod no plugin rejected is worth any event", event: nodeTaintChange, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+			got := q.isPodWorthRequeuing(logger, rejectedBy(q, makePod("p", 0), tt.rejectors...), tt.event)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("isPodWorthRequeuing (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestIsEventOfInterest: an event matters to the queue when some plugin
+// registered it, or when it is a wildcard.
+func TestIsEventOfInterest(t *testing.T) {
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	got := map[string]bool{}
+	for name, event := range map[string]fwk.ClusterEvent{
+		"node add":          nodeAdd,
+		"node label change": nodeLabelChange,
+		"node taint change": nodeTaintChange,
+		"wildcard":          {Resource: fwk.WildCard, ActionType: fwk.All},
+	} {
+		got[name] = q.isEventOfInterest(event)
+	}
+	want := map[string]bool{"node add": true, "node label change": true, "node taint change": false, "wildcard": true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("isEventOfInterest (-want, +got):\n%s", diff)
+	}
+}

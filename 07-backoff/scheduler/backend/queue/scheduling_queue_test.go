@@ -929,3 +929,95 @@ func TestRetriedPodsTakeTurns(t *testing.T) {
 		})
 	}
 }
+
+// TestIsPodWorthRequeuing asks, for a pod rejected by some plugins, whether
+// an event could help it: only an event that one of its rejectors
+// registered, a wildcard, or any event of interest for a pod that no
+// plugin rejected.
+func TestIsPodWorthRequeuing(t *testing.T) {
+	wildcard := fwk.ClusterEvent{Resource: fwk.WildCard, ActionType: fwk.All}
+	tests := []struct {
+		name      string
+		rejectors []string
+		event     fwk.ClusterEvent
+		want      bool
+	}{
+		{name: "a node label change helps the pod Labels rejected", rejectors: []string{"Labels"}, event: nodeLabelChange, want: true},
+		{name: "a node label change does not help the pod Resources rejected", rejectors: []string{"Resources"}, event: nodeLabelChange, want: false},
+		{name: "a new node helps either", rejectors: []string{"Resources"}, event: nodeAdd, want: true},
+		{name: "an event nobody registered helps no rejected pod", rejectors: []string{"Resources", "Labels"}, event: nodeTaintChange, want: false},
+		{name: "a wildcard helps every pod", rejectors: []string{"Resources"}, event: wildcard, want: true},
+		{name: "a pod no plugin rejected is worth any event", event: nodeTaintChange, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+			got := q.isPodWorthRequeuing(logger, rejectedBy(q, makePod("p", 0), tt.rejectors...), tt.event)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("isPodWorthRequeuing (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestIsEventOfInterest: an event matters to the queue when some plugin
+// registered it, or when it is a wildcard.
+func TestIsEventOfInterest(t *testing.T) {
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	got := map[string]bool{}
+	for name, event := range map[string]fwk.ClusterEvent{
+		"node add":          nodeAdd,
+		"node label change": nodeLabelChange,
+		"node taint change": nodeTaintChange,
+		"wildcard":          {Resource: fwk.WildCard, ActionType: fwk.All},
+	} {
+		got[name] = q.isEventOfInterest(event)
+	}
+	want := map[string]bool{"node add": true, "node label change": true, "node taint change": false, "wildcard": true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("isEventOfInterest (-want, +got):\n%s", diff)
+	}
+}
+
+// TestGetBackoffTime: the backoff doubles with the consecutive failures
+// from 1 s, and errors are counted apart: a pod whose last attempts
+// failed with errors backs off by their count, not by its unschedulable
+// count (calculateBackoffDuration's count, as upstream's getBackoffTime
+// picks it).
+func TestGetBackoffTime(t *testing.T) {
+	tests := []struct {
+		name                 string
+		unschedulable, error int
+		want                 time.Duration // after the pod's timestamp; 0: no backoff
+		backingOffAt         time.Duration // asked this long after the timestamp
+		wantBackingOff       bool
+	}{
+		{name: "never failed: no backoff", want: 0, backingOffAt: 0, wantBackingOff: false},
+		{name: "one failure: 1s", unschedulable: 1, want: time.Second, backingOffAt: 500 * time.Millisecond, wantBackingOff: true},
+		{name: "three failures: 4s", unschedulable: 3, want: 4 * time.Second, backingOffAt: 3 * time.Second, wantBackingOff: true},
+		{name: "three failures, then 2 errors: 2s", unschedulable: 3, error: 2, want: 2 * time.Second, backingOffAt: 3 * time.Second, wantBackingOff: false},
+		{name: "errors only: 1s", error: 1, want: time.Second, backingOffAt: time.Second, wantBackingOff: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			clk := testingclock.NewFakeClock(start)
+			q := newTestQueue(t, clk)
+			pInfo := q.newQueuedPodInfo(makePod("p", 0))
+			pInfo.Timestamp = start
+			pInfo.UnschedulableCount, pInfo.ConsecutiveErrorsCount = tt.unschedulable, tt.error
+			got := time.Duration(0)
+			if bt := q.backoffQ.getBackoffTime(pInfo); !bt.IsZero() {
+				got = bt.Sub(start)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("backoff (-want, +got):\n%s", diff)
+			}
+			clk.SetTime(start.Add(tt.backingOffAt))
+			if diff := cmp.Diff(tt.wantBackingOff, q.backoffQ.isPodBackingoff(pInfo)); diff != "" {
+				t.Errorf("isPodBackingoff %v after the timestamp (-want, +got):\n%s", tt.backingOffAt, diff)
+			}
+		})
+	}
+}

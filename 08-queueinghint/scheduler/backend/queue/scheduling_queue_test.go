@@ -1244,3 +1244,45 @@ func TestRetriedPodsTakeTurns(t *testing.T) {
 		})
 	}
 }
+
+// TestGetBackoffTime: the backoff doubles with the consecutive failures
+// from 1 s, and errors are counted apart: a pod whose last attempts
+// failed with errors backs off by their count, not by its unschedulable
+// count (calculateBackoffDuration's count, as upstream's getBackoffTime
+// picks it).
+func TestGetBackoffTime(t *testing.T) {
+	tests := []struct {
+		name                 string
+		unschedulable, error int
+		want                 time.Duration // after the pod's timestamp; 0: no backoff
+		backingOffAt         time.Duration // asked this long after the timestamp
+		wantBackingOff       bool
+	}{
+		{name: "never failed: no backoff", want: 0, backingOffAt: 0, wantBackingOff: false},
+		{name: "one failure: 1s", unschedulable: 1, want: time.Second, backingOffAt: 500 * time.Millisecond, wantBackingOff: true},
+		{name: "three failures: 4s", unschedulable: 3, want: 4 * time.Second, backingOffAt: 3 * time.Second, wantBackingOff: true},
+		{name: "three failures, then 2 errors: 2s", unschedulable: 3, error: 2, want: 2 * time.Second, backingOffAt: 3 * time.Second, wantBackingOff: false},
+		{name: "errors only: 1s", error: 1, want: time.Second, backingOffAt: time.Second, wantBackingOff: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			clk := testingclock.NewFakeClock(start)
+			q := newTestQueue(t, clk)
+			pInfo := q.newQueuedPodInfo(makePod("p", 0))
+			pInfo.Timestamp = start
+			pInfo.UnschedulableCount, pInfo.ConsecutiveErrorsCount = tt.unschedulable, tt.error
+			got := time.Duration(0)
+			if bt := q.backoffQ.getBackoffTime(pInfo); !bt.IsZero() {
+				got = bt.Sub(start)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("backoff (-want, +got):\n%s", diff)
+			}
+			clk.SetTime(start.Add(tt.backingOffAt))
+			if diff := cmp.Diff(tt.wantBackingOff, q.backoffQ.isPodBackingoff(pInfo)); diff != "" {
+				t.Errorf("isPodBackingoff %v after the timestamp (-want, +got):\n%s", tt.backingOffAt, diff)
+			}
+		})
+	}
+}
