@@ -22,16 +22,21 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root")
 	tools := flag.String("tools", ".cache/tools", "tools directory")
-	only := flag.String("only", "", `regenerate one output only: "chaos"`)
+	only := flag.String("only", "", `regenerate one output only: "chaos", "try" or "tests"`)
 	flag.Parse()
 	var err error
+	dir := filepath.Join(*root, "docs", "data")
 	switch *only {
 	case "":
 		err = run(*root, *tools)
 	case "chaos":
-		err = chaos(*root, *tools, filepath.Join(*root, "docs", "data"))
+		err = chaos(*root, *tools, dir)
+	case "try":
+		err = try(*root, *tools, dir)
+	case "tests":
+		err = tests(*root, dir)
 	default:
-		err = fmt.Errorf("--only %q: the one output that can be made alone is chaos", *only)
+		err = fmt.Errorf("--only %q: the outputs that can be made alone are chaos, try and tests", *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docsdata: "+err.Error())
@@ -61,7 +66,8 @@ func run(root, tools string) error {
 	fmt.Println("scenarios of every chapter")
 	e2eDir := filepath.Join(root, ".cache", "docsdata")
 	_ = os.RemoveAll(e2eDir)
-	out, err := command(root, "go", "run", "./scripts/cmd/e2e", "--tools", tools, "--out", e2eDir)
+	// -v=4: the handlers log node updates, which the timelines mark.
+	out, err := command(root, "go", "run", "./scripts/cmd/e2e", "--tools", tools, "--out", e2eDir, "--log-level", "4")
 	if err != nil {
 		return fmt.Errorf("e2e: %w\n%s", err, out)
 	}
@@ -81,7 +87,16 @@ func run(root, tools string) error {
 	if err := write(filepath.Join(dir, "compare.txt"), "make compare", out); err != nil {
 		return err
 	}
+	if err := write(filepath.Join(dir, "e2e-01.txt"), "make e2e CHAPTER=01   # its rows of the full run", chapterRows(out, "01-initial")); err != nil {
+		return err
+	}
 	if err := chaos(root, tools, dir); err != nil {
+		return err
+	}
+	if err := try(root, tools, dir); err != nil {
+		return err
+	}
+	if err := tests(root, dir); err != nil {
 		return err
 	}
 	// The decision lines (and, from chapter 06 on, the queue moves) of
@@ -152,6 +167,18 @@ func schedulerLog(dir, chapter, scenario string) (string, error) {
 		return "", fmt.Errorf("no scheduler log of %s in %s", scenario, dir)
 	}
 	return logs[0], nil
+}
+
+// chapterRows keeps the header of an e2e table and one chapter's rows.
+func chapterRows(table, chapter string) string {
+	var out []string
+	for _, l := range strings.Split(table, "\n") {
+		fields := strings.Fields(l)
+		if len(fields) >= 2 && (fields[0] == "CHAPTER" || fields[0] == chapter) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // scenarioRows keeps the header of an e2e table and its rows for one
