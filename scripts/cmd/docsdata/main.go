@@ -22,7 +22,7 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root")
 	tools := flag.String("tools", ".cache/tools", "tools directory")
-	only := flag.String("only", "", `regenerate one output only: "chaos", "try" or "tests"`)
+	only := flag.String("only", "", `regenerate one output only: "chaos", "try", "tests" or "timelines"`)
 	flag.Parse()
 	var err error
 	dir := filepath.Join(*root, "docs", "data")
@@ -35,8 +35,10 @@ func main() {
 		err = try(*root, *tools, dir)
 	case "tests":
 		err = tests(*root, dir)
+	case "timelines":
+		err = timelinesOnly(*root, *tools)
 	default:
-		err = fmt.Errorf("--only %q: the outputs that can be made alone are chaos, try and tests", *only)
+		err = fmt.Errorf("--only %q: the outputs that can be made alone are chaos, try, tests and timelines", *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docsdata: "+err.Error())
@@ -109,22 +111,8 @@ func run(root, tools string) error {
 		{"07-backoff", "queue-label-noise"},
 		{"08-queueinghint", "queue-label-noise"},
 	}
-	// The timelines of one scenario for the chapters with a queue, so that
-	// their pages can be compared at a glance.
-	for _, ch := range chapters {
-		if ch < "06" {
-			continue
-		}
-		const scenario = "queue-label-noise"
-		logPath, err := schedulerLog(e2eDir, ch, scenario)
-		if err != nil {
-			return err
-		}
-		stamp := fmt.Sprintf("drawn by `make docs-data` on %s, %s", time.Now().UTC().Format("2006-01-02"), docsgen.Machine())
-		out := filepath.Join(root, "docs", "timelines", ch+"-"+scenario+".svg")
-		if err := timeline.RenderFile(logPath, "ch"+ch[:2]+"-"+scenario, ch+": "+scenario, stamp, out); err != nil {
-			return err
-		}
+	if err := timelines(root, chapters, e2eDir); err != nil {
+		return err
 	}
 	for _, q := range quotes {
 		logPath, err := schedulerLog(e2eDir, q.chapter, q.scenario)
@@ -216,4 +204,41 @@ func lastTable(out string) string {
 func write(path, command, body string) error {
 	header := fmt.Sprintf("$ %s\n# output of a real run by `make docs-data` on %s, %s\n", command, time.Now().UTC().Format("2006-01-02"), docsgen.Machine())
 	return os.WriteFile(path, []byte(header+strings.TrimRight(body, "\n")+"\n"), 0o644)
+}
+
+// timelines draws, for the chapters with a queue, one scenario's timeline
+// from the scheduler logs of an e2e run at -v=4 in e2eDir, so that their
+// pages can be compared at a glance.
+func timelines(root string, chapters []string, e2eDir string) error {
+	for _, ch := range chapters {
+		if ch < "06" {
+			continue
+		}
+		const scenario = "queue-label-noise"
+		logPath, err := schedulerLog(e2eDir, ch, scenario)
+		if err != nil {
+			return err
+		}
+		stamp := fmt.Sprintf("drawn by `make docs-data` on %s, %s", time.Now().UTC().Format("2006-01-02"), docsgen.Machine())
+		out := filepath.Join(root, "docs", "timelines", ch+"-"+scenario+".svg")
+		if err := timeline.RenderFile(logPath, "ch"+ch[:2]+"-"+scenario, ch+": "+scenario, stamp, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// timelinesOnly runs the timelines' scenario alone, then draws them.
+func timelinesOnly(root, tools string) error {
+	chapters, err := docsgen.ChapterDirs(root)
+	if err != nil {
+		return err
+	}
+	e2eDir := filepath.Join(root, ".cache", "docsdata-timelines")
+	_ = os.RemoveAll(e2eDir)
+	out, err := command(root, "go", "run", "./scripts/cmd/e2e", "--tools", tools, "--out", e2eDir, "--log-level", "4", "--run", "^queue-label-noise$", "--chapters", "6,7,8")
+	if err != nil {
+		return fmt.Errorf("e2e: %w\n%s", err, out)
+	}
+	return timelines(root, chapters, e2eDir)
 }
