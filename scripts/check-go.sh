@@ -13,3 +13,9 @@ if [[ "$(printf '%s\n%s\n' "${GO_VERSION}" "${have}" | sort -V | head -n1)" != "
   echo "minisched needs Go ${GO_VERSION} or newer; this is Go ${have}" >&2
   exit 1
 fi
+# Every test runs with the race detector, which needs cgo (and so a C
+# compiler, on Linux gcc).
+if [[ "$(go env CGO_ENABLED)" != "1" ]]; then
+  echo "minisched's tests use the race detector, which needs cgo: install a C compiler (gcc) and unset CGO_ENABLED=0" >&2
+  exit 1
+fi

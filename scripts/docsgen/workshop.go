@@ -29,7 +29,7 @@ func workshopBlock(root, chapter string) (string, error) {
 	nn := fmt.Sprintf("%02d", spec.Number)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Start with `make workshop CHAPTER=%s`: it copies the chapter to `workshop/%s/` with these functions as stubs. Write them part by part and check each with the command in its row ([the workshop guide](workshop.md) has the rest).\n\n", nn, chapter)
-	b.WriteString("| part | what you write | functions | lines | difficulty | time (estimate) | check |\n|---|---|---|---:|---|---|---|\n")
+	b.WriteString("| part | what you write | functions | lines | difficulty | time (estimate) | its unit tests: your spec | check |\n|---|---|---|---:|---|---|---|---|\n")
 	for i, p := range spec.Parts {
 		k := i + 1
 		if len(funcs[k]) == 0 {
@@ -46,16 +46,28 @@ func workshopBlock(root, chapter string) (string, error) {
 			minutes = fmt.Sprintf("%d min", p.Minutes)
 		}
 		doc := strings.TrimPrefix(p.Doc, "docs/")
-		fmt.Fprintf(&b, "| %d | [%s](%s) | %s | %d | %s | %s | `make workshop-check CHAPTER=%s PART=%d` |\n",
-			k, p.Title, doc, strings.Join(names, ", "), lines, p.Difficulty, minutes, nn, k)
+		var tests []string
+		for _, r := range p.Unit {
+			tests = append(tests, cell(fmt.Sprintf("`%s` in `%s`", strings.Trim(r.Run, "^$"), strings.TrimPrefix(r.Pkg, "./"))))
+		}
+		fmt.Fprintf(&b, "| %d | [%s](%s) | %s | %d | %s | %s | %s | `make workshop-check CHAPTER=%s PART=%d` |\n",
+			k, p.Title, doc, strings.Join(names, ", "), lines, p.Difficulty, minutes, strings.Join(tests, "<br>"), nn, k)
 	}
+	b.WriteString("\nA part's unit tests fail while it is a stub and pass once it is written, even with the later parts still stubs; `make workshop-prove` checks both in `make test`. The integration tests and scenarios run the whole scheduler, so they come with the last part.\n")
 	if len(spec.Exercises) > 0 {
-		b.WriteString("\nThe exercises below start from the finished chapter. Each check fails on the exercise's starting point and passes on the finished code; `make workshop-prove` proves both for every exercise. `git checkout " + chapter + "` undoes a break.\n\n")
-		b.WriteString("| exercise | kind | check |\n|---|---|---|\n")
+		hasBreak := false
+		for _, e := range spec.Exercises {
+			hasBreak = hasBreak || e.Kind == "break"
+		}
+		b.WriteString("\nThe exercises below change the finished chapter, in its own folder. A break exercise's `go test` check passes on the chapter and fails with the break; an extend exercise's given test fails on the chapter and passes with the solution in scripts/workshop/testdata. `make workshop-prove` checks both in `make test`; the `make e2e` lines show the effect on a cluster and are not part of that proof.")
+		if hasBreak {
+			b.WriteString(" `git checkout " + chapter + "` undoes a break.")
+		}
+		b.WriteString("\n\n| exercise | kind | check |\n|---|---|---|\n")
 		for i, e := range spec.Exercises {
 			var checks []string
 			for _, r := range e.Unit {
-				checks = append(checks, fmt.Sprintf("`go test -race ./%s/%s -run '%s'`", chapter, strings.TrimPrefix(r.Pkg, "./"), r.Run))
+				checks = append(checks, cell(fmt.Sprintf("`go test -race ./%s/%s -run '%s'`", chapter, strings.TrimPrefix(r.Pkg, "./"), r.Run)))
 			}
 			for _, s := range e.Scenarios {
 				checks = append(checks, fmt.Sprintf("`make e2e CHAPTER=%s RUN=%s`", nn, s))
@@ -69,6 +81,10 @@ func workshopBlock(root, chapter string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// cell escapes a table cell's pipes (a -run pattern's alternatives), which
+// GitHub would otherwise take for column borders, even in code.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // workshopPlan is the table of every chapter's workshop for the
 // facilitator's guide: parts, their measured minutes, and exercises.

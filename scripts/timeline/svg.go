@@ -100,7 +100,7 @@ func (tl *Timeline) WriteSVG(w io.Writer, title, stamp string) error {
 	}
 	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="black" stroke-width="1.5"/><text x="%d" y="%d">attempt</text>`+"\n", 10, 10, legendY+8, legendY+20, 18, legendY+18)
 	fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="5" fill="#c62828"/><text x="%d" y="%d">bound</text>`+"\n", 165, legendY+14, 175, legendY+18)
-	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#6a1b9a" stroke-dasharray="3,3"/><text x="%d" y="%d">cluster event (node added, updated, deleted)</text>`+"\n", 310, 310, legendY+8, legendY+20, 318, legendY+18)
+	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#6a1b9a" stroke-dasharray="3,3"/><text x="%d" y="%d">node event the scheduler saw (added, updated, deleted)</text>`+"\n", 310, 310, legendY+8, legendY+20, 318, legendY+18)
 	fmt.Fprintf(&b, `<text x="10" y="%d" fill="#555">%s</text>`+"\n", height-6, html.EscapeString(stamp))
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())

@@ -55,9 +55,10 @@ type Pod struct {
 	Bound time.Duration
 }
 
-// Marker is a cluster event the scheduler's handlers logged: a node added,
-// updated or deleted. Drawn across every row, it shows which event moved
-// which pods, and which events moved none.
+// Marker is a node event the scheduler's handlers logged: a node added,
+// updated or deleted (every update, also one that changes nothing the
+// plugins look at). Drawn across every row, it shows which moves followed
+// which update, and which updates moved nothing.
 type Marker struct {
 	At    time.Duration
 	Label string // "node updated n1"

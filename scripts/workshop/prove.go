@@ -53,7 +53,7 @@ func (p *Prover) Prove(ctx context.Context, spec *Spec) error {
 		p.fail("%s starter: go vet ./... (compiles the tests too): %v\n%s", spec.Chapter, err, out)
 	}
 
-	for k := 1; k <= n; k++ {
+	for k := 1; k <= n && ctx.Err() == nil; k++ {
 		part := spec.Parts[k-1]
 		name := fmt.Sprintf("%s part %d (%s)", spec.Chapter, k, part.Title)
 		// Fail side: only part k is a stub.
@@ -135,6 +135,10 @@ func (p *Prover) copy(spec *Spec, stub map[int]bool) (string, []Stubbed, error) 
 func (p *Prover) expect(ctx context.Context, name, dir string, runs []TestRun, pass bool) {
 	finished := dir == filepath.Join(p.Root, filepath.Base(dir)) && !strings.HasPrefix(dir, p.Work)
 	for _, r := range runs {
+		if missing, err := MissingTests(filepath.Join(dir, r.Pkg), r.Run); err != nil || len(missing) > 0 {
+			p.fail("%s: %s names tests the package does not have: %v (%v)", name, r, missing, err)
+			continue
+		}
 		if pass && finished {
 			names, err := TestNames(filepath.Join(dir, r.Pkg), r.Run)
 			verdict := "ok"
@@ -183,9 +187,10 @@ func oneLine(s string, n int) string {
 }
 
 // TestNames lists the top-level Test functions of the package in dir that
-// the -run pattern selects.
+// the -run pattern selects (its part before the first "/", which go test
+// matches against top-level names).
 func TestNames(dir, run string) ([]string, error) {
-	re, err := regexp.Compile(run)
+	re, err := regexp.Compile(topLevel(run))
 	if err != nil {
 		return nil, err
 	}
@@ -208,5 +213,69 @@ func TestNames(dir, run string) ([]string, error) {
 	sort.Strings(names)
 	return names, nil
 }
+
+// MissingTests lists the names a -run pattern spells out, such as
+// ^(TestA|TestB)$, that are not Test functions of the package in dir: a
+// pattern that names a test that is gone would still pass on the others.
+func MissingTests(dir, run string) ([]string, error) {
+	all, err := TestNames(dir, ".")
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, n := range all {
+		have[n] = true
+	}
+	var missing []string
+	for _, alt := range alternatives(topLevel(run)) {
+		if !have[alt] {
+			missing = append(missing, alt)
+		}
+	}
+	return missing, nil
+}
+
+// topLevel is a -run pattern's part before its first "/" outside brackets
+// and parentheses, as the testing package splits it.
+func topLevel(run string) string {
+	depth := 0
+	for i, c := range run {
+		switch c {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '/':
+			if depth == 0 {
+				return run[:i]
+			}
+		}
+	}
+	return run
+}
+
+// alternatives returns the literal names of a pattern of the form ^Name$
+// or ^(A|B|C)$, and nothing for any other pattern.
+func alternatives(pattern string) []string {
+	p, ok := strings.CutPrefix(pattern, "^")
+	if !ok {
+		return nil
+	}
+	if p, ok = strings.CutSuffix(p, "$"); !ok {
+		return nil
+	}
+	if strings.HasPrefix(p, "(") && strings.HasSuffix(p, ")") {
+		p = p[1 : len(p)-1]
+	}
+	alts := strings.Split(p, "|")
+	for _, a := range alts {
+		if !literalName.MatchString(a) {
+			return nil
+		}
+	}
+	return alts
+}
+
+var literalName = regexp.MustCompile(`^Test\w*$`)
 
 var testFunc = regexp.MustCompile(`(?m)^func (Test[A-Z0-9_]\w*)\(t \*testing\.T\)`)

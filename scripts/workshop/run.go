@@ -32,9 +32,12 @@ type Result struct {
 // none: a -run pattern that matches nothing proves nothing.
 func (r Result) Passed() bool { return r.ExitOK && r.Ran > 0 && r.Skipped == 0 }
 
-// FailedByTest is true when the tests compiled and at least one failed or
-// the test binary died: the kind of failure a stub or an edit must cause.
-func (r Result) FailedByTest() bool { return !r.ExitOK && !r.BuildFailed }
+// FailedByTest is true when the tests compiled and at least one of them
+// failed (an assertion, a panic, or the -timeout, which fails the running
+// test): the kind of failure a stub or an edit must cause. A package that
+// fails with every test passed (goleak in TestMain) or a go command that
+// fails before running anything does not count.
+func (r Result) FailedByTest() bool { return !r.ExitOK && !r.BuildFailed && r.Failed > 0 }
 
 // Summary is one line for a table.
 func (r Result) Summary() string {

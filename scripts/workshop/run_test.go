@@ -67,3 +67,31 @@ func TestSkip(t *testing.T) { t.Skip("not yet") }
 		t.Errorf("a package that does not compile: BuildFailed %v, FailedByTest %v, Passed %v (%s)", res.BuildFailed, res.FailedByTest(), res.Passed(), res.Summary())
 	}
 }
+
+func TestMissingTests(t *testing.T) {
+	dir := t.TempDir()
+	src := "package m\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {}\n\nfunc TestB(t *testing.T) {}\n"
+	if err := os.WriteFile(filepath.Join(dir, "m_test.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		run  string
+		want []string
+	}{
+		{run: "^TestA$"},
+		{run: "^(TestA|TestB)$"},
+		{run: "^(TestA|TestGone)$", want: []string{"TestGone"}},
+		{run: "^TestGone$/case", want: []string{"TestGone"}},
+		{run: "^TestA$/(x|y)$"},
+		{run: "InFlight|Worth"}, // not spelled out: nothing to check by name
+	}
+	for _, tc := range tests {
+		got, err := MissingTests(dir, tc.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("MissingTests(%q) (-want, +got):\n%s", tc.run, d)
+		}
+	}
+}

@@ -150,6 +150,11 @@ func (s *Spec) validate() error {
 		if len(p.Unit) == 0 {
 			return fmt.Errorf("%s: no unit tests: the proof needs a check that can fail", where)
 		}
+		// Integration tests and scenarios run the whole scheduler: they can
+		// pass only once every part is written.
+		if i < len(s.Parts)-1 && (len(p.Integration) > 0 || len(p.Scenarios) > 0) {
+			return fmt.Errorf("%s: integration tests and scenarios belong to the last part, which they need every part for", where)
+		}
 		if err := validRuns(append(append([]TestRun{}, p.Unit...), p.Integration...)); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}

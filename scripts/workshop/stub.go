@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // marker is the line that marks a function as code the learner writes in
@@ -135,6 +136,9 @@ func stubSource(name string, src []byte, spec *Spec, stub map[int]bool) ([]byte,
 				text: stubBody(fn, s, spec.Parts[part-1]),
 			})
 			done = append(done, s)
+			// One stub per function, even if two parts of this chapter
+			// marked it.
+			break
 		}
 	}
 	if len(splices) == 0 {
@@ -177,7 +181,7 @@ func stubBody(fn *ast.FuncDecl, s Stubbed, p Part) string {
 	}
 	var found []string
 	for _, u := range p.Upstream {
-		if upstreamHas(u, name) {
+		if upstreamLookup(u, name) {
 			found = append(found, u)
 		}
 	}
@@ -202,6 +206,10 @@ func stubBody(fn *ast.FuncDecl, s Stubbed, p Part) string {
 	return b.String()
 }
 
+// upstreamLookup is upstreamHas; tests replace it, so that they do not
+// depend on the module cache.
+var upstreamLookup = upstreamHas
+
 // upstreamHas says whether the v1.37.1 file (relative to k8s.io/kubernetes)
 // in the module cache declares a function or method of that name, so a
 // TODO names upstream's function only where upstream has one (the
@@ -214,14 +222,15 @@ func upstreamHas(file, name string) bool {
 	return regexp.MustCompile(`(?m)^func (\([^)]*\) )?` + regexp.QuoteMeta(name) + `[\[(]`).Match(src)
 }
 
-// upstreamDir is k8s.io/kubernetes v1.37.1 in the module cache.
-func upstreamDir() string {
+// upstreamDir is k8s.io/kubernetes v1.37.1 in the module cache, asked of
+// go env once.
+var upstreamDir = sync.OnceValue(func() string {
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		return ""
 	}
 	return filepath.Join(strings.TrimSpace(string(out)), "k8s.io", "kubernetes@v1.37.1")
-}
+})
 
 // zeroReturn is the return statement of a stub: bare for named results,
 // zero values otherwise, none for a function without results.
@@ -302,7 +311,9 @@ func removeUnusedImports(dir string, files map[string][]byte) error {
 		used := map[string]bool{}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok {
+				// An unresolved identifier before a dot is a package; a
+				// local variable of the same name is not.
+				if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil {
 					used[id.Name] = true
 				}
 			}
@@ -385,7 +396,7 @@ func MarkedFuncs(dir string, spec *Spec) (map[int][]Stubbed, error) {
 		}
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Doc == nil {
+			if !ok || fn.Doc == nil || fn.Body == nil {
 				continue
 			}
 			for _, c := range fn.Doc.List {

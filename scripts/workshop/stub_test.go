@@ -9,6 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// source has functions marked for two parts of chapter 06, one marked for
+// chapter 07, named results, a generic receiver, and imports that only the
+// stubbed bodies use.
 const source = `package queue
 
 import (
@@ -36,16 +39,34 @@ func matches(a, b string) (bool, int, Info) {
 	return strings.EqualFold(a, b), 1, Info{}
 }
 
-// Named results get a bare return.
+// Another chapter's part.
 //
 //workshop:part 07/1
 func later() (n int) {
 	n = 1
 	return n
 }
+
+// Named results get a bare return.
+//
+//workshop:part 06/2
+func named() (n int, err error) {
+	n = 1
+	return n, nil
+}
+
+//workshop:part 06/1
+func (h *Heap[T]) Peek() (T, bool) {
+	var zero T
+	return zero, false
+}
 `
 
 func TestStubSource(t *testing.T) {
+	// Upstream has a Pop, and none of the others: the TODO names the
+	// function only where it exists. No module cache needed.
+	upstreamLookup = func(file, name string) bool { return name == "Pop" }
+	t.Cleanup(func() { upstreamLookup = upstreamHas })
 	spec := &Spec{Chapter: "06-scheduling-queue", Number: 6, Parts: []Part{
 		{Title: "activeQ", Doc: "docs/06-scheduling-queue.md#activeq", Upstream: []string{"pkg/scheduler/backend/queue/scheduling_queue.go"}},
 		{Title: "events", Doc: "docs/06-scheduling-queue.md#events", Upstream: []string{"pkg/scheduler/framework/events.go"}},
@@ -57,9 +78,10 @@ func TestStubSource(t *testing.T) {
 		want      string
 	}{
 		{
-			name: "part 1 only: the other chapter's marker is ignored",
+			name: "part 1 only: a generic receiver, and the other chapter's marker is ignored",
 			stub: map[int]bool{1: true},
 			wantFuncs: []Stubbed{
+				{Part: 1, File: "queue.go", Func: "Heap.Peek"},
 				{Part: 1, File: "queue.go", Func: "PriorityQueue.Pop"},
 			},
 			want: `package queue
@@ -90,21 +112,41 @@ func matches(a, b string) (bool, int, Info) {
 	return strings.EqualFold(a, b), 1, Info{}
 }
 
-// Named results get a bare return.
+// Another chapter's part.
 //
 //workshop:part 07/1
 func later() (n int) {
 	n = 1
 	return n
 }
+
+// Named results get a bare return.
+//
+//workshop:part 06/2
+func named() (n int, err error) {
+	n = 1
+	return n, nil
+}
+
+//workshop:part 06/1
+func (h *Heap[T]) Peek() (T, bool) {
+	// TODO(workshop part 1, activeQ): write Heap.Peek.
+	// Read docs/06-scheduling-queue.md#activeq, and the code that does this upstream, in
+	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
+	// The unit tests of the part are the spec; the page's code snippets
+	// show the finished function: read them when you are done, or stuck.
+	return *new(T), false
+}
 `,
 		},
 		{
-			name: "both parts: zero values of every kind, both imports they used go, and upstream has no matches",
+			name: "both parts: zero values of every kind, a bare return for named results, and the imports only stubs used go",
 			stub: map[int]bool{1: true, 2: true},
 			wantFuncs: []Stubbed{
+				{Part: 1, File: "queue.go", Func: "Heap.Peek"},
 				{Part: 1, File: "queue.go", Func: "PriorityQueue.Pop"},
 				{Part: 2, File: "queue.go", Func: "matches"},
+				{Part: 2, File: "queue.go", Func: "named"},
 			},
 			want: `package queue
 
@@ -137,12 +179,34 @@ func matches(a, b string) (bool, int, Info) {
 	return false, 0, *new(Info)
 }
 
-// Named results get a bare return.
+// Another chapter's part.
 //
 //workshop:part 07/1
 func later() (n int) {
 	n = 1
 	return n
+}
+
+// Named results get a bare return.
+//
+//workshop:part 06/2
+func named() (n int, err error) {
+	// TODO(workshop part 2, events): write named.
+	// Read docs/06-scheduling-queue.md#events, and the code that does this upstream, in
+	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/framework/events.go
+	// The unit tests of the part are the spec; the page's code snippets
+	// show the finished function: read them when you are done, or stuck.
+	return
+}
+
+//workshop:part 06/1
+func (h *Heap[T]) Peek() (T, bool) {
+	// TODO(workshop part 1, activeQ): write Heap.Peek.
+	// Read docs/06-scheduling-queue.md#activeq, and the code that does this upstream, in
+	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
+	// The unit tests of the part are the spec; the page's code snippets
+	// show the finished function: read them when you are done, or stuck.
+	return *new(T), false
 }
 `,
 		},

@@ -129,7 +129,8 @@ func run(root, tools string) error {
 				lines = append(lines, l)
 			}
 		}
-		cmd := fmt.Sprintf("make e2e CHAPTER=%s RUN=%s   # the decisions (and queue moves) in the scheduler's log", q.chapter[:2], q.scenario)
+		// make e2e prints a table; the scheduler's log is a file of the run.
+		cmd := fmt.Sprintf(`make e2e CHAPTER=%s RUN=%s; grep -hE '"Scheduling decision"|"Pod moved' .cache/e2e/*/ch%s-%s.log`, q.chapter[:2], q.scenario, q.chapter[:2], q.scenario)
 		if err := write(filepath.Join(dir, q.chapter+"-"+q.scenario+".txt"), cmd, strings.Join(lines, "\n")); err != nil {
 			return err
 		}

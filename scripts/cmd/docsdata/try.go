@@ -40,8 +40,9 @@ func try(root, tools, dir string) error {
 		return err
 	}
 	env := append(os.Environ(), "KUBECONFIG="+filepath.Join(state, "kubeconfig"), "PATH="+filepath.Join(tools, "bin")+":"+os.Getenv("PATH"))
+	// The built kubectl, by its path: not one that happens to be on PATH.
 	kubectl := func(args ...string) (string, error) {
-		return combined(root, env, "kubectl", args...)
+		return combined(root, env, filepath.Join(tools, "bin", "kubectl"), args...)
 	}
 	var session strings.Builder
 	step := func(args ...string) error {
@@ -72,6 +73,8 @@ func try(root, tools, dir string) error {
 	sched := exec.CommandContext(ctx, schedBin, "-v=2")
 	sched.Env, sched.Stdout, sched.Stderr = env, &schedLog, &schedLog
 	sched.Cancel = func() error { return sched.Process.Signal(os.Interrupt) }
+	// A scheduler that ignores SIGINT is killed after this long.
+	sched.WaitDelay = 10 * time.Second
 	if err := sched.Start(); err != nil {
 		return err
 	}
@@ -158,19 +161,6 @@ func quoteArgs(args []string) []string {
 func combined(dir string, env []string, name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
-	if env != nil && !strings.Contains(name, "/") {
-		// Find name on env's PATH, not on this process's.
-		for _, e := range env {
-			if p, ok := strings.CutPrefix(e, "PATH="); ok {
-				for _, d := range filepath.SplitList(p) {
-					if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-						cmd.Path = filepath.Join(d, name)
-						break
-					}
-				}
-			}
-		}
-	}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -131,6 +131,10 @@ func start(o options, spec *workshop.Spec) error {
 	stubs, err := workshop.MakeCopy(filepath.Join(o.root, spec.Chapter), dir, spec, stub)
 	if err != nil {
 		os.RemoveAll(dir)
+		// workshop/go.work must not name a copy that is gone.
+		if werr := writeGoWork(o.root); werr != nil {
+			return fmt.Errorf("%w (and rewriting workshop/go.work: %v)", err, werr)
+		}
 		return err
 	}
 	if err := writeGoWork(o.root); err != nil {
@@ -148,6 +152,9 @@ func start(o options, spec *workshop.Spec) error {
 	for k := first; k <= len(spec.Parts); k++ {
 		p := spec.Parts[k-1]
 		fmt.Printf("  %d. %s (%s, about %d min): %s\n", k, p.Title, p.Difficulty, p.Minutes, p.Doc)
+		for _, r := range p.Unit {
+			fmt.Printf("     its spec: go test -run '%s' %s\n", r.Run, r.Pkg)
+		}
 	}
 	fmt.Printf("Check a part with: make workshop-check CHAPTER=%02d PART=%d\n", spec.Number, first)
 	return nil
@@ -196,6 +203,10 @@ func prove(ctx context.Context, o options, specs []*workshop.Spec) error {
 	if err != nil {
 		return err
 	}
+	// Copies of an earlier run (or an older layout) go first.
+	if err := os.RemoveAll(work); err != nil {
+		return err
+	}
 	p := &workshop.Prover{Root: o.root, Work: work, Out: os.Stdout}
 	for _, s := range specs {
 		if len(want) > 0 && !want[s.Number] {
@@ -227,8 +238,8 @@ func writeGoWork(root string) error {
 	}
 	var goLine string
 	for _, l := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(l, "go ") {
-			goLine = l
+		if strings.HasPrefix(l, "go ") || strings.HasPrefix(l, "toolchain ") {
+			goLine += l + "\n"
 		}
 	}
 	entries, err := os.ReadDir(filepath.Join(root, "workshop"))
@@ -236,7 +247,7 @@ func writeGoWork(root string) error {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString("// Written by make workshop: the learners' copies of the chapters.\n\n" + goLine + "\n\nuse (\n")
+	b.WriteString("// Written by make workshop: the learners' copies of the chapters.\n\n" + goLine + "\nuse (\n")
 	for _, e := range entries {
 		if _, err := os.Stat(filepath.Join(root, "workshop", e.Name(), "go.mod")); err == nil && e.IsDir() {
 			b.WriteString("\t./" + e.Name() + "\n")

@@ -340,9 +340,9 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 // preCheck. (Its name is upstream's: from chapter 07 on, a pod still
 // backing off goes to backoffQ.) The event handlers call it for every
 // cluster event.
-// While the pool holds pods, each call logs a line starting "Cluster event
-// handled" at -v=5, with the event (and the number of pods moved): the
-// integration tests wait for it.
+// While the pool holds pods, each call that looks at it logs the message
+// "Cluster event handled" at -v=5, with the event and the number of pods
+// moved: the integration tests wait for it.
 //
 //workshop:part 06/4
 func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event fwk.ClusterEvent, preCheck PreEnqueueCheck) {

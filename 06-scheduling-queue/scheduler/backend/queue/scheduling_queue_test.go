@@ -465,6 +465,10 @@ func TestRetriedPodsTakeTurns(t *testing.T) {
 			}
 			var got []string
 			for range len(tt.want) {
+				// Pop would wait for a pod that did not come back.
+				if len(q.PodsInActiveQ()) == 0 {
+					t.Fatalf("after popping %v, activeQ is empty", got)
+				}
 				pInfo, err := q.Pop(logger)
 				if err != nil {
 					t.Fatal(err)

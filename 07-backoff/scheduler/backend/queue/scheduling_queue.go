@@ -458,9 +458,9 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 // call it for every cluster event. An event of interest also records the
 // current scheduling cycle as a move request, for the pods being scheduled
 // right now.
-// While the pool holds pods, each call logs a line starting "Cluster event
-// handled" at -v=5, with the event (and the number of pods moved): the
-// integration tests wait for it.
+// Each call that looks at the pool logs the message "Cluster event handled"
+// at -v=5, with the event and the number of pods moved: the integration
+// tests wait for it.
 //
 //workshop:part 06/4
 //workshop:part 07/3

@@ -604,9 +604,9 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 // call it for every cluster event. While any pod is in flight, an event of
 // interest is also kept in the in-flight list, for those pods to replay if
 // they fail.
-// While the pool holds pods, each call logs a line starting "Cluster event
-// handled" at -v=5, with the event (and the number of pods moved): the
-// integration tests wait for it.
+// Each call that looks at the pool logs the message "Cluster event handled"
+// at -v=5, with the event and the number of pods moved: the integration
+// tests wait for it.
 //
 //workshop:part 06/4
 //workshop:part 07/3

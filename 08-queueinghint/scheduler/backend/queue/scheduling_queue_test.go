@@ -1229,6 +1229,10 @@ func TestRetriedPodsTakeTurns(t *testing.T) {
 			}
 			var got []string
 			for range len(tt.want) {
+				// Pop would wait for a pod that did not come back.
+				if len(q.PodsInActiveQ()) == 0 {
+					t.Fatalf("after popping %v, activeQ is empty", got)
+				}
 				pInfo := pop(t, logger, q)
 				got = append(got, pInfo.Pod.Name)
 				clk.Step(time.Second)
