@@ -407,7 +407,7 @@ func TestGangGate(t *testing.T) {
 // with its new spec, a queued pod that is deleted is never bound, and the
 // scheduling loop sends no List to the apiserver.
 func TestEventHandlers(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	ctx, logs := newBufferedContext(t)
 	cfg := startAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(cfg)
 	const ns = "handlers"
@@ -437,6 +437,18 @@ func TestEventHandlers(t *testing.T) {
 	if err := admin.CoreV1().Nodes().Delete(ctx, "doomed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The node and pod informers watch apart: a pod created now could
+	// reach the scheduler before the node's deletion does, and be bound to
+	// it, as kube-scheduler's would. The handler logs the deletion once
+	// the node is out of the cache.
+	waitFor(ctx, t, "the scheduler to handle the deletion of node doomed", func() (bool, error) {
+		for _, kv := range logEntries(logs, "Delete event for node") {
+			if kv["node"] == "doomed" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 	createPod(ctx, t, admin, withSelector(pod(ns, "wants-doomed", scheduler.DefaultSchedulerName), "role", "doomed"))
 	waitUnschedulable(ctx, t, admin, ns, "wants-doomed", "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s).")
 
