@@ -71,6 +71,11 @@ func TestSchedulingCycle(t *testing.T) {
 	if diff := cmp.Diff([]string{"first", "member"}, assumed); diff != "" {
 		t.Errorf("assumed pods (-want, +got):\n%s", diff)
 	}
+	// The scheduling cycle only assumes: the Binding is the binding
+	// cycle's.
+	if diff := cmp.Diff([]string(nil), bindings(client)); diff != "" {
+		t.Errorf("bindings after the scheduling cycles (-want, +got):\n%s", diff)
+	}
 	if wp := sched.framework.waitingPods.get(pods[2].UID); wp != nil {
 		wp.Reject("", "test over")
 		sched.framework.waitingPods.remove(pods[2].UID)

@@ -943,12 +943,16 @@ func TestIsPodWorthRequeuing(t *testing.T) {
 	tests := []struct {
 		name      string
 		rejectors []string
+		pending   []string // plugins that left the pod pending (PendingPlugins)
 		event     fwk.ClusterEvent
 		want      bool
 	}{
 		{name: "a node label change helps the pod Labels rejected", rejectors: []string{"Labels"}, event: nodeLabelChange, want: true},
 		{name: "a node label change does not help the pod Resources rejected", rejectors: []string{"Resources"}, event: nodeLabelChange, want: false},
-		{name: "a new node helps either", rejectors: []string{"Resources"}, event: nodeAdd, want: true},
+		{name: "a new node helps the pod Resources rejected", rejectors: []string{"Resources"}, event: nodeAdd, want: true},
+		{name: "a new node helps the pod Labels rejected", rejectors: []string{"Labels"}, event: nodeAdd, want: true},
+		{name: "a pending plugin counts as a rejector", pending: []string{"Labels"}, event: nodeLabelChange, want: true},
+		{name: "a pending plugin that did not register the event does not help", pending: []string{"Resources"}, event: nodeLabelChange, want: false},
 		{name: "an event nobody registered helps no rejected pod", rejectors: []string{"Resources", "Labels"}, event: nodeTaintChange, want: false},
 		{name: "a wildcard helps every pod", rejectors: []string{"Resources"}, event: wildcard, want: true},
 		{name: "a pod no plugin rejected is worth any event", event: nodeTaintChange, want: true},
@@ -957,7 +961,9 @@ func TestIsPodWorthRequeuing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := newTestLogger(t)
 			q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
-			got := q.isPodWorthRequeuing(logger, rejectedBy(q, makePod("p", 0), tt.rejectors...), tt.event)
+			pInfo := rejectedBy(q, makePod("p", 0), tt.rejectors...)
+			pInfo.PendingPlugins = sets.New(tt.pending...)
+			got := q.isPodWorthRequeuing(logger, pInfo, tt.event)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("isPodWorthRequeuing (-want, +got):\n%s", diff)
 			}
@@ -1017,6 +1023,14 @@ func TestGetBackoffTime(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("backoff (-want, +got):\n%s", diff)
+			}
+			// The end is kept in BackoffExpiration, as upstream keeps it: a
+			// later failure count does not move a backoff already set.
+			if got > 0 {
+				pInfo.UnschedulableCount += 5
+				if diff := cmp.Diff(got, q.backoffQ.getBackoffTime(pInfo).Sub(start)); diff != "" {
+					t.Errorf("backoff asked again (-want, +got):\n%s", diff)
+				}
 			}
 			clk.SetTime(start.Add(tt.backingOffAt))
 			if diff := cmp.Diff(tt.wantBackingOff, q.backoffQ.isPodBackingoff(pInfo)); diff != "" {

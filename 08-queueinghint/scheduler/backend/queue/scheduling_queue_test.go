@@ -1283,6 +1283,14 @@ func TestGetBackoffTime(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("backoff (-want, +got):\n%s", diff)
 			}
+			// The end is kept in BackoffExpiration, as upstream keeps it: a
+			// later failure count does not move a backoff already set.
+			if got > 0 {
+				pInfo.UnschedulableCount += 5
+				if diff := cmp.Diff(got, q.backoffQ.getBackoffTime(pInfo).Sub(start)); diff != "" {
+					t.Errorf("backoff asked again (-want, +got):\n%s", diff)
+				}
+			}
 			clk.SetTime(start.Add(tt.backingOffAt))
 			if diff := cmp.Diff(tt.wantBackingOff, q.backoffQ.isPodBackingoff(pInfo)); diff != "" {
 				t.Errorf("isPodBackingoff %v after the timestamp (-want, +got):\n%s", tt.backingOffAt, diff)
