@@ -14,29 +14,26 @@ import (
 // proof and the learner's table stand on this.
 func TestGoTest(t *testing.T) {
 	dir := t.TempDir()
+	// A small module, kept under testdata with a .txt ending so that go
+	// test does not run its tests as ours: one passes, one fails in a
+	// subtest, one skips (what the table must not count as a pass), and
+	// one package does not compile.
 	files := map[string]string{
-		"go.mod": "module example.com/m\n\ngo 1.26.0\n",
-		"m.go":   "package m\n\nfunc Two() int { return 2 }\n",
-		"m_test.go": `package m
-
-import "testing"
-
-func TestPass(t *testing.T) {}
-
-func TestFail(t *testing.T) {
-	t.Run("case", func(t *testing.T) { t.Errorf("Two() = %d, want 3", Two()) })
-}
-
-func TestSkip(t *testing.T) { t.Skip("not yet") }
-`,
-		"broken/b.go": "package broken\n\nfunc B() int { return \"x\" }\n",
+		"go.mod":      "go.mod.txt",
+		"m.go":        "m.go.txt",
+		"m_test.go":   "m_test.go.txt",
+		"broken/b.go": "broken/b.go.txt",
 	}
-	for name, content := range files {
+	for name, src := range files {
+		content, err := os.ReadFile(filepath.Join("testdata", "gotest", src))
+		if err != nil {
+			t.Fatal(err)
+		}
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(path, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -78,7 +78,7 @@ func run(root, tools string) error {
 	}
 	// The rows of one scenario across the chapters, for the chapter 08 page
 	// to compare attempts.
-	if err := write(filepath.Join(dir, "e2e-queue-label-noise.txt"), "make e2e RUN=queue-label-noise   # its rows of the full run", scenarioRows(out, "queue-label-noise")); err != nil {
+	if err := write(filepath.Join(dir, "e2e-queue-label-noise.txt"), "make e2e RUN=queue-label-noise   # its rows of the full run", tableRows(out, 1, "queue-label-noise")); err != nil {
 		return err
 	}
 	fmt.Println("comparison with kube-scheduler")
@@ -89,7 +89,7 @@ func run(root, tools string) error {
 	if err := write(filepath.Join(dir, "compare.txt"), "make compare", out); err != nil {
 		return err
 	}
-	if err := write(filepath.Join(dir, "e2e-01.txt"), "make e2e CHAPTER=01   # its rows of the full run", chapterRows(out, "01-initial")); err != nil {
+	if err := write(filepath.Join(dir, "e2e-01.txt"), "make e2e CHAPTER=01   # its rows of the full run", tableRows(out, 0, "01-initial")); err != nil {
 		return err
 	}
 	if err := chaos(root, tools, dir); err != nil {
@@ -158,25 +158,13 @@ func schedulerLog(dir, chapter, scenario string) (string, error) {
 	return logs[0], nil
 }
 
-// chapterRows keeps the header of an e2e table and one chapter's rows.
-func chapterRows(table, chapter string) string {
+// tableRows keeps the header of an e2e table and the rows whose column
+// col (0: the chapter, 1: the scenario) is value.
+func tableRows(table string, col int, value string) string {
 	var out []string
 	for _, l := range strings.Split(table, "\n") {
 		fields := strings.Fields(l)
-		if len(fields) >= 2 && (fields[0] == "CHAPTER" || fields[0] == chapter) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-// scenarioRows keeps the header of an e2e table and its rows for one
-// scenario.
-func scenarioRows(table, scenario string) string {
-	var out []string
-	for _, l := range strings.Split(table, "\n") {
-		fields := strings.Fields(l)
-		if len(fields) >= 2 && (fields[0] == "CHAPTER" || fields[1] == scenario) {
+		if len(fields) >= 2 && (fields[0] == "CHAPTER" || fields[col] == value) {
 			out = append(out, l)
 		}
 	}

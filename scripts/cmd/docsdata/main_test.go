@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestScenarioRows(t *testing.T) {
+func TestTableRows(t *testing.T) {
 	table := `building 06-scheduling-queue (with -race)
 CHAPTER              SCENARIO             RESULT    TIME BINDINGS ATTEMPTS  PROBLEMS
 06-scheduling-queue  queue-label-noise    PASS      7.4s        1        5  
@@ -16,7 +16,13 @@ CHAPTER              SCENARIO             RESULT    TIME BINDINGS ATTEMPTS  PROB
 	want := `CHAPTER              SCENARIO             RESULT    TIME BINDINGS ATTEMPTS  PROBLEMS
 06-scheduling-queue  queue-label-noise    PASS      7.4s        1        5  
 07-backoff           queue-label-noise    FAIL      8.4s        1        4  pod x: queue-label-noise`
-	if diff := cmp.Diff(want, scenarioRows(table, "queue-label-noise")); diff != "" {
-		t.Errorf("(-want, +got):\n%s", diff)
+	if diff := cmp.Diff(want, tableRows(table, 1, "queue-label-noise")); diff != "" {
+		t.Errorf("a scenario's rows (-want, +got):\n%s", diff)
+	}
+	wantChapter := `CHAPTER              SCENARIO             RESULT    TIME BINDINGS ATTEMPTS  PROBLEMS
+06-scheduling-queue  queue-label-noise    PASS      7.4s        1        5  
+06-scheduling-queue  queue-waits-for-node PASS      7.5s        1        2  `
+	if diff := cmp.Diff(wantChapter, tableRows(table, 0, "06-scheduling-queue")); diff != "" {
+		t.Errorf("a chapter's rows (-want, +got):\n%s", diff)
 	}
 }
