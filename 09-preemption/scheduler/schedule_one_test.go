@@ -375,7 +375,7 @@ func TestScheduleOne(t *testing.T) {
 			},
 			wantEvents:    []string{"Warning FailedScheduling"},
 			wantResult:    metrics.UnschedulableResult,
-			wantCondition: "False Unschedulable: 0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 Insufficient cpu.",
+			wantCondition: "False Unschedulable: 0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 Insufficient cpu. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
 			wantQueued:    "Unschedulable, rejected by [NodeResourcesFit NodeUnschedulable TaintToleration]",
 		},
 		{
@@ -384,7 +384,7 @@ func TestScheduleOne(t *testing.T) {
 			nodes:         threeNodes,
 			wantEvents:    []string{"Warning FailedScheduling"},
 			wantResult:    metrics.UnschedulableResult,
-			wantCondition: "False Unschedulable: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+			wantCondition: "False Unschedulable: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
 			wantQueued:    "Unschedulable, rejected by [NodeAffinity]",
 		},
 		{
@@ -752,7 +752,7 @@ func TestAssumedPodHoldsItsNode(t *testing.T) {
 		t.Fatalf("assumed pods = %d, want the waiting one", got)
 	}
 	sched.scheduleOnePod(ctx, popped(t, sched, other))
-	if diff := cmp.Diff("False Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.", podScheduledCondition(t, ctx, client, other)); diff != "" {
+	if diff := cmp.Diff("False Unschedulable: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.", podScheduledCondition(t, ctx, client, other)); diff != "" {
 		t.Errorf("condition of the pod behind the assumed one (-want, +got):\n%s", diff)
 	}
 

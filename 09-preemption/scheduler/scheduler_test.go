@@ -73,7 +73,7 @@ func TestBuildQueueingHintMap(t *testing.T) {
 		"Node/Add|UpdateNodeLabel":                     {"NodeAffinity"},
 		"Node/Add|UpdateNodeTaint":                     {"NodeUnschedulable", "TaintToleration"},
 		"Node/Add|UpdateNodeAllocatable":               {"NodeResourcesFit"},
-		"AssignedPod/Delete":                           {"NodeResourcesFit"},
+		"AssignedPod/Delete":                           {"DefaultPreemption", "NodeResourcesFit"},
 		"AssignedPod/UpdatePodScaleDown":               {"NodeResourcesFit"},
 		"TargetPod/UpdatePodScaleDown":                 {"NodeResourcesFit"},
 		"TargetPod/UpdatePodToleration":                {"NodeUnschedulable", "TaintToleration"},

@@ -17,11 +17,18 @@ import (
 // TestSchedulingCycle: the scheduling cycle assumes the pod on the node it
 // chose, so the next cycle sees that node's room taken although no Binding
 // was sent; and a gang member that must wait is registered at Permit, still
-// assumed. No binding cycle runs here.
+// assumed. No binding cycle runs here. The pod that does not fit runs the
+// PostFilter plugins: preemption finds no pod of lower priority to evict.
 func TestSchedulingCycle(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	clock := testingclock.NewFakeClock(time.Now())
-	client := fake.NewClientset(makeNode("small").cpu("1").obj())
+	pods := []*v1.Pod{
+		makePod("first").req("1").obj(),
+		makePod("second").req("1").obj(),
+		gangPod("member", "g", 2).obj(),
+	}
+	// Preemption reads the preemptor from the informer.
+	client := fake.NewClientset(makeNode("small").cpu("1").obj(), pods[0], pods[1], pods[2])
 	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(10), WithClock(clock))
 
 	type cycle struct {
@@ -41,18 +48,13 @@ func TestSchedulingCycle(t *testing.T) {
 		}
 		return c
 	}
-	pods := []*v1.Pod{
-		makePod("first").req("1").obj(),
-		makePod("second").req("1").obj(),
-		gangPod("member", "g", 2).obj(),
-	}
 	var got []cycle
 	for _, p := range pods {
 		got = append(got, run(p))
 	}
 	want := []cycle{
 		{Host: "small", AssumedOn: "small"},
-		{Err: "0/1 nodes are available: 1 Insufficient cpu."},
+		{Err: "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."},
 		{Host: "small", AssumedOn: "small", Waiting: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
