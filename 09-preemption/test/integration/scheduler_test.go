@@ -135,8 +135,8 @@ func TestFilters(t *testing.T) {
 		"needs-ssd":  "ssd",
 		"db":         "tainted",
 		"big":        "ssd",
-		"too-big":    "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 Insufficient cpu.",
-		"wants-nvme": "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node affinity/selector.",
+		"too-big":    "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 Insufficient cpu. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+		"wants-nvme": "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
 	}
 	var got map[string]string
 	waitFor(ctx, t, "every pod bound or marked unschedulable", func() (bool, error) {
@@ -277,7 +277,8 @@ func TestAssumeUnderConcurrentBinding(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const unfitMsg = "0/3 nodes are available: 3 Insufficient cpu."
+	// No pod has a lower priority than another: none can preempt.
+	const unfitMsg = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 	var perNode map[string]int
 	waitFor(ctx, t, "45 pods bound and 15 unschedulable", func() (bool, error) {
 		list, err := admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
@@ -450,7 +451,7 @@ func TestEventHandlers(t *testing.T) {
 		return false, nil
 	})
 	createPod(ctx, t, admin, withSelector(pod(ns, "wants-doomed", scheduler.DefaultSchedulerName), "role", "doomed"))
-	waitUnschedulable(ctx, t, admin, ns, "wants-doomed", "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s).")
+	waitUnschedulable(ctx, t, admin, ns, "wants-doomed", "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
 
 	// A queued pod that is updated is scheduled with its new spec: it needs
 	// two CPUs, which only the tainted node has, and gets the toleration.
