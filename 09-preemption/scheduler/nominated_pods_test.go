@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -8,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
@@ -64,4 +66,87 @@ func mustPodInfo(t *testing.T, p *v1.Pod) *framework.PodInfo {
 		t.Fatal(err)
 	}
 	return pi
+}
+
+// fakePostFilter answers with a fixed result and status, and records that
+// it ran.
+type fakePostFilter struct {
+	name   string
+	node   string
+	code   fwk.Code
+	ran    *[]string
+	result bool
+}
+
+func (p *fakePostFilter) Name() string { return p.name }
+func (p *fakePostFilter) PostFilter(context.Context, fwk.CycleState, *v1.Pod, fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	*p.ran = append(*p.ran, p.name)
+	var r *fwk.PostFilterResult
+	if p.result {
+		r = framework.NewPostFilterResultWithNominatedNode(p.node)
+	}
+	return r, fwk.NewStatus(p.code, p.name+" says "+p.code.String())
+}
+
+// TestRunPostFilterPlugins: the first Success or UnschedulableAndUnresolvable
+// ends the loop, an Unschedulable lets the next plugin try, and the result
+// of the last plugin that named a node is kept.
+func TestRunPostFilterPlugins(t *testing.T) {
+	type verdict struct {
+		Ran       []string
+		Nominated string
+		Status    string
+	}
+	pl := func(name string, code fwk.Code, node string) *fakePostFilter {
+		return &fakePostFilter{name: name, code: code, node: node, result: node != ""}
+	}
+	tests := []struct {
+		name    string
+		plugins []*fakePostFilter
+		want    verdict
+	}{
+		{
+			name:    "the first success wins",
+			plugins: []*fakePostFilter{pl("a", fwk.Success, "n1"), pl("b", fwk.Success, "n2")},
+			want:    verdict{Ran: []string{"a"}, Nominated: "n1", Status: "Success: a says Success"},
+		},
+		{
+			name:    "an unschedulable plugin lets the next one try",
+			plugins: []*fakePostFilter{pl("a", fwk.Unschedulable, ""), pl("b", fwk.Success, "n2")},
+			want:    verdict{Ran: []string{"a", "b"}, Nominated: "n2", Status: "Success: b says Success"},
+		},
+		{
+			name:    "unresolvable stops the loop",
+			plugins: []*fakePostFilter{pl("a", fwk.UnschedulableAndUnresolvable, ""), pl("b", fwk.Success, "n2")},
+			want:    verdict{Ran: []string{"a"}, Status: "UnschedulableAndUnresolvable a: a says UnschedulableAndUnresolvable"},
+		},
+		{
+			name:    "all unschedulable: the reasons together, the first plugin named, a node kept",
+			plugins: []*fakePostFilter{pl("a", fwk.Unschedulable, ""), pl("b", fwk.Unschedulable, "n2")},
+			want:    verdict{Ran: []string{"a", "b"}, Nominated: "n2", Status: "Unschedulable a: a says Unschedulable, b says Unschedulable"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			var ran []string
+			f := &Framework{}
+			for _, p := range tt.plugins {
+				p.ran = &ran
+				f.postFilterPlugins = append(f.postFilterPlugins, p)
+			}
+			r, s := f.RunPostFilterPlugins(ctx, framework.NewCycleState(), makePod("p").obj(), framework.NewDefaultNodeToStatus())
+			got := verdict{Ran: ran, Status: s.Code().String()}
+			if s.Plugin() != "" {
+				got.Status += " " + s.Plugin()
+			}
+			got.Status += ": " + s.Message()
+			if r != nil {
+				got.Nominated = r.NominatedNodeName
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("PostFilter verdict (-want, +got):\n%s", diff)
+			}
+		})
+	}
 }

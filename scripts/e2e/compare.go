@@ -49,8 +49,6 @@ profiles:
   plugins:
     multiPoint:
       disabled: [{name: "*"}]
-    preEnqueue:
-      enabled: [{name: SchedulingGates}]
     queueSort:
       enabled: [{name: PrioritySort}]
     bind:
@@ -63,6 +61,14 @@ profiles:
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
+	// DefaultPreemption, from chapter 09 on, is a PreEnqueue plugin too
+	// (it holds a preemptor back while its victims are deleted).
+	preEnqueue := []string{"SchedulingGates"}
+	if chapter >= PreemptionChapter {
+		preEnqueue = append(preEnqueue, "DefaultPreemption")
+		fmt.Fprintf(&b, "    postFilter:\n      enabled: %s\n", list([]string{"DefaultPreemption"}))
+	}
+	fmt.Fprintf(&b, "    preEnqueue:\n      enabled: %s\n", list(preEnqueue))
 	fmt.Fprintf(&b, "    preFilter:\n      enabled: %s\n", list([]string{"NodeAffinity", "NodeResourcesFit"}))
 	fmt.Fprintf(&b, "    filter:\n      enabled: %s\n", list(upstreamFilters))
 	if chapter >= 3 {

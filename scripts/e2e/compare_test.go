@@ -59,6 +59,15 @@ func TestUpstreamConfig(t *testing.T) {
 	if strings.Contains(two, "score:") {
 		t.Error("chapter 02's configuration scores")
 	}
+	nine := UpstreamConfig(9, "/k", ChapterClient)
+	for _, want := range []string{"postFilter:\n      enabled: [{name: DefaultPreemption}]", "preEnqueue:\n      enabled: [{name: SchedulingGates}, {name: DefaultPreemption}]"} {
+		if !strings.Contains(nine, want) {
+			t.Errorf("chapter 09's configuration lacks %q:\n%s", want, nine)
+		}
+	}
+	if strings.Contains(three, "DefaultPreemption") {
+		t.Errorf("chapter 03's configuration preempts:\n%s", three)
+	}
 	defaults := UpstreamDefaultsConfig("/k", Client{QPS: 5000, Burst: 5000})
 	for _, want := range []string{"qps: 5000\n", "burst: 5000\n", "schedulerName: mini-scheduler", "leaderElect: false"} {
 		if !strings.Contains(defaults, want) {

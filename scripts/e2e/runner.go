@@ -32,7 +32,8 @@ const DefaultSchedulerName = "mini-scheduler"
 
 // Scheduler says how to start the scheduler under test.
 type Scheduler struct {
-	// Chapter is the chapter number (1-8); it decides which invariants apply.
+	// Chapter is the chapter number; it decides which invariants apply,
+	// and which messages (Condition.For).
 	Chapter int
 	// Label names the scheduler in reports ("01-initial").
 	Label string
@@ -400,7 +401,7 @@ func (ru *run) waitFor(ctx context.Context, w *Wait) error {
 			if w.Decided && p.Spec.NodeName == "" && !(&Condition{Type: string(v1.PodScheduled), Status: string(v1.ConditionFalse)}).matches(p) {
 				return false, "pod " + n + " is neither bound nor marked unschedulable", nil
 			}
-			if w.Condition != nil && !w.Condition.matches(p) {
+			if w.Condition != nil && !w.Condition.For(ru.sched.Chapter).matches(p) {
 				return false, fmt.Sprintf("pod %s has conditions %s", n, conditionsString(p)), nil
 			}
 		}
@@ -435,7 +436,7 @@ func (ru *run) waitForExpectations(ctx context.Context) error {
 			}
 		}
 		for _, pattern := range slices.Sorted(maps.Keys(ru.sc.Expect.Unbound)) {
-			cond := ru.sc.Expect.Unbound[pattern]
+			cond := ru.sc.Expect.Unbound[pattern].For(ru.sched.Chapter)
 			for _, name := range ru.podNames(pattern) {
 				p := byName[name]
 				switch {

@@ -141,6 +141,28 @@ type Condition struct {
 	Status  string `json:"status"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Preemption is what preemption (chapter 09 on, and kube-scheduler
+	// with DefaultPreemption) appends to a FitError's message: from
+	// PreemptionChapter on, the message must be Message + " preemption: " +
+	// Preemption. Empty: the message does not change.
+	Preemption string `json:"preemption,omitempty"`
+}
+
+// PreemptionChapter is the first chapter whose scheduler preempts.
+const PreemptionChapter = 9
+
+// LastChapter is the newest chapter a scenario may name.
+const LastChapter = 9
+
+// For returns the condition a scheduler of the chapter sets: the message
+// with the preemption verdict appended from PreemptionChapter on.
+func (c *Condition) For(chapter int) *Condition {
+	if c == nil || c.Preemption == "" || chapter < PreemptionChapter {
+		return c
+	}
+	out := *c
+	out.Message = c.Message + " preemption: " + c.Preemption
+	return &out
 }
 
 // Expect is the outcome the scenario waits for once its steps are done.
@@ -274,8 +296,8 @@ func (s *Scenario) validate() error {
 	if s.Description == "" {
 		return errors.New("description is missing")
 	}
-	if s.FirstChapter < 1 || s.FirstChapter > 8 {
-		return fmt.Errorf("firstChapter is %d, want 1 to 8", s.FirstChapter)
+	if s.FirstChapter < 1 || s.FirstChapter > LastChapter {
+		return fmt.Errorf("firstChapter is %d, want 1 to %d", s.FirstChapter, LastChapter)
 	}
 	if len(s.Steps) == 0 {
 		return errors.New("steps are missing")
@@ -388,8 +410,8 @@ func (s *Scenario) validate() error {
 		}
 	}
 	if a := s.Expect.Attempts; a != nil {
-		if a.FromChapter < s.FirstChapter || a.FromChapter > 8 {
-			return fmt.Errorf("expect.attempts.fromChapter is %d, want %d to 8", a.FromChapter, s.FirstChapter)
+		if a.FromChapter < s.FirstChapter || a.FromChapter > LastChapter {
+			return fmt.Errorf("expect.attempts.fromChapter is %d, want %d to %d", a.FromChapter, s.FirstChapter, LastChapter)
 		}
 		if len(a.Max) == 0 {
 			return errors.New("expect.attempts.max names no pod")

@@ -30,7 +30,7 @@ expect:
 		{"not yaml", "s.yaml", "steps: [", "error converting YAML to JSON"},
 		{"unknown field", "s.yaml", valid + "bogus: 1\n", `unknown field "bogus"`},
 		{"no description", "s.yaml", strings.Replace(valid, "description: d\n", "", 1), "description is missing"},
-		{"chapter out of range", "s.yaml", strings.Replace(valid, "firstChapter: 1", "firstChapter: 9", 1), "firstChapter is 9, want 1 to 8"},
+		{"chapter out of range", "s.yaml", strings.Replace(valid, "firstChapter: 1", "firstChapter: 10", 1), "firstChapter is 10, want 1 to 9"},
 		{"bad file name", "Bad_Name.yaml", valid, `the file name "Bad_Name" must be a DNS label`},
 		{"two actions in a step", "s.yaml", strings.Replace(valid, "- createPods: [{name: p}]", "- createPods: [{name: p}]\n  deletePods: [p]", 1), "step 2 has 2 actions, want exactly one"},
 		{"pod used before created", "s.yaml", strings.Replace(valid, "steps:\n", "steps:\n- deletePods: [p]\n", 1), `step 1 names pod "p", which no earlier step creates`},

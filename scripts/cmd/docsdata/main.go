@@ -22,7 +22,8 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root")
 	tools := flag.String("tools", ".cache/tools", "tools directory")
-	only := flag.String("only", "", `regenerate one output only: "chaos", "try", "tests" or "timelines"`)
+	only := flag.String("only", "", `regenerate one output only: "chaos", "try", "tests", "demo" or "timelines"`)
+	chapter := flag.String("chapter", "", `with --only tests or demo: that chapter's (a number, e.g. 09) only`)
 	flag.Parse()
 	var err error
 	dir := filepath.Join(*root, "docs", "data")
@@ -34,11 +35,13 @@ func main() {
 	case "try":
 		err = try(*root, *tools, dir)
 	case "tests":
-		err = tests(*root, dir)
+		err = tests(*root, dir, *chapter)
+	case "demo":
+		err = demos(*root, *tools, dir, *chapter)
 	case "timelines":
 		err = timelinesOnly(*root, *tools)
 	default:
-		err = fmt.Errorf("--only %q: the outputs that can be made alone are chaos, try, tests and timelines", *only)
+		err = fmt.Errorf("--only %q: the outputs that can be made alone are chaos, try, tests, demo and timelines", *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docsdata: "+err.Error())
@@ -55,15 +58,8 @@ func run(root, tools string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, ch := range chapters {
-		fmt.Println("demo of", ch)
-		out, err := command(root, "go", "run", "./scripts/cmd/demo", "--chapter", ch[:2], "--once", "--tools", tools)
-		if err != nil {
-			return fmt.Errorf("demo of %s: %w\n%s", ch, err, out)
-		}
-		if err := write(filepath.Join(dir, ch+"-demo.txt"), "make demo CHAPTER="+ch[:2]+" ONCE=1", lastTable(out)); err != nil {
-			return err
-		}
+	if err := demos(root, tools, dir, ""); err != nil {
+		return err
 	}
 	fmt.Println("scenarios of every chapter")
 	e2eDir := filepath.Join(root, ".cache", "docsdata")
@@ -98,7 +94,7 @@ func run(root, tools string) error {
 	if err := try(root, tools, dir); err != nil {
 		return err
 	}
-	if err := tests(root, dir); err != nil {
+	if err := tests(root, dir, ""); err != nil {
 		return err
 	}
 	// The decision lines (and, from chapter 06 on, the queue moves) of
@@ -179,6 +175,29 @@ func command(dir string, args ...string) (string, error) {
 	cmd.Stderr = os.Stderr
 	err := cmd.Run()
 	return stdout.String(), err
+}
+
+// demos runs each chapter's demo (only chapter's, if it is not empty) and
+// writes its final table to docs/data/NN-name-demo.txt.
+func demos(root, tools, dir, chapter string) error {
+	chapters, err := docsgen.ChapterDirs(root)
+	if err != nil {
+		return err
+	}
+	for _, ch := range chapters {
+		if chapter != "" && ch[:2] != chapter {
+			continue
+		}
+		fmt.Println("demo of", ch)
+		out, err := command(root, "go", "run", "./scripts/cmd/demo", "--chapter", ch[:2], "--once", "--tools", tools)
+		if err != nil {
+			return fmt.Errorf("demo of %s: %w\n%s", ch, err, out)
+		}
+		if err := write(filepath.Join(dir, ch+"-demo.txt"), "make demo CHAPTER="+ch[:2]+" ONCE=1", lastTable(out)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lastTable keeps the demo's final table and what follows it.

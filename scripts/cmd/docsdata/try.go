@@ -99,7 +99,7 @@ func try(root, tools, dir string) error {
 	return write(filepath.Join(dir, "01-initial-run.txt"), "go run ./01-initial -v=2   # its log while the two pods above were created; Ctrl-C stops it", schedLog.String())
 }
 
-// pageTests are the test commands the pages of 05-08 show, with -v.
+// pageTests are the test commands the pages of 05-09 show, with -v.
 var pageTests = []struct {
 	chapter string
 	runs    [][]string
@@ -108,13 +108,21 @@ var pageTests = []struct {
 	{"06-scheduling-queue", [][]string{{"./06-scheduling-queue/test/integration", "-run", "TestSchedulingQueue"}, {"./06-scheduling-queue/scheduler/backend/queue"}}},
 	{"07-backoff", [][]string{{"./07-backoff/scheduler/backend/queue"}, {"./07-backoff/test/integration", "-run", "TestSchedulingQueue"}}},
 	{"08-queueinghint", [][]string{{"./08-queueinghint/scheduler/backend/queue", "-run", "InFlight|IsPodWorthRequeuing"}, {"./08-queueinghint/test/integration", "-run", "TestSchedulingQueue"}}},
+	{"09-preemption", [][]string{
+		{"./09-preemption/scheduler/...", "-run", "^(TestPickOneNodeForPreemption|TestFilterVictimsWithPDBViolation|TestPodTerminatingByPreemption|TestPreemptPod|TestPrepareCandidateAsync|TestSelectVictimsOnNode|TestPodEligibleToPreemptOthers|TestCalculateNumCandidates|TestNominator|TestRunFilterPluginsWithNominatedPods|TestRunPostFilterPlugins)$"},
+		{"./09-preemption/test/integration", "-run", "TestPreemption"},
+	}},
 }
 
-// tests runs the test commands the pages of 05-08 show and writes, for
-// each, the lines of its -v output that say what ran and how it ended (the
-// tests' own logs are left out: they run to thousands of lines).
-func tests(root, dir string) error {
+// tests runs the test commands the pages of 05-09 show (of one chapter
+// only, if chapter is not empty) and writes, for each, the lines of its -v
+// output that say what ran and how it ended (the tests' own logs are left
+// out: they run to thousands of lines).
+func tests(root, dir, chapter string) error {
 	for _, pt := range pageTests {
+		if chapter != "" && pt.chapter[:2] != chapter {
+			continue
+		}
 		fmt.Println("tests of", pt.chapter)
 		var b strings.Builder
 		var shown []string
