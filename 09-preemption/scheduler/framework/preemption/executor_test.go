@@ -36,7 +36,9 @@ func (h *executorHandle) SharedInformerFactory() informers.SharedInformerFactory
 func (h *executorHandle) NodeInfos() fwk.NodeInfoLister                          { return nil }
 func (h *executorHandle) NominatedPodsForNode(string) []fwk.PodInfo              { return nil }
 func (h *executorHandle) GetWaitingPod(types.UID) fwk.WaitingPod                 { return nil }
-func (h *executorHandle) EventRecorder() events.EventRecorderLogger              { return events.NewFakeRecorder(10) }
+func (h *executorHandle) EventRecorder() events.EventRecorderLogger {
+	return events.NewFakeRecorder(10)
+}
 func (h *executorHandle) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
