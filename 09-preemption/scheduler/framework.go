@@ -130,9 +130,10 @@ type handle struct {
 }
 
 // NodeInfos returns the nodes of the current scheduling cycle's snapshot.
-// Upstream's plugins reach them through SnapshotSharedLister().NodeInfos();
-// this chapter's snapshot holds only nodes, so the handle serves them
-// directly (defaultpreemption asks for this method).
+// Upstream's preemption reaches them through
+// MutableSnapshotSharedLister().NodeInfos(); this chapter's snapshot holds
+// only nodes, so the handle serves them directly (defaultpreemption asks
+// for this method).
 func (h *handle) NodeInfos() fwk.NodeInfoLister { return h.snapshot.NodeInfos() }
 
 // EventRecorder returns the scheduler's event recorder (the bare handle has

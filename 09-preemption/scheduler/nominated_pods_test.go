@@ -150,3 +150,41 @@ func TestRunPostFilterPlugins(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateNominatedNode: a pod with a nominated node where it fits is
+// placed there at once, with only that node evaluated, although others
+// would score higher; without the nomination, or where it no longer fits,
+// every node is looked at.
+func TestEvaluateNominatedNode(t *testing.T) {
+	type placed struct {
+		Host      string
+		Evaluated int
+	}
+	tests := []struct {
+		name      string
+		nominated string
+		want      placed
+	}{
+		{name: "nominated to the fullest node", nominated: "busy", want: placed{Host: "busy", Evaluated: 1}},
+		{name: "no nomination: the emptiest node", want: placed{Host: "empty", Evaluated: 2}},
+		{name: "nominated to a node that is gone", nominated: "gone", want: placed{Host: "empty", Evaluated: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testContext(t)
+			client := fake.NewClientset(
+				makeNode("busy").cpu("2").obj(), makeNode("empty").cpu("8").obj(),
+				makePod("running").req("1").node("busy").obj())
+			sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(10))
+			pod := makePod("p").req("1").obj()
+			pod.Status.NominatedNodeName = tt.nominated
+			result, err := sched.schedulePod(ctx, framework.NewCycleState(), pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, placed{Host: result.SuggestedHost, Evaluated: result.EvaluatedNodes}); diff != "" {
+				t.Errorf("placement (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}

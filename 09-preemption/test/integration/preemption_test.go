@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -133,14 +134,18 @@ func testPreemption(t *testing.T) {
 		t.Errorf("preemptor bound to %q, want its nominated node-a", got)
 	}
 	// The latecomer was tried while node-a had room, before the preemptor
-	// was: the nomination alone kept it off.
+	// was: the nomination alone kept it off. The binding goroutine logs the
+	// preemptor's decision after its Binding returns: wait for the line.
+	waitFor(ctx, t, "the preemptor's scheduling decision", func() (bool, error) {
+		return scheduledDecision(logs, ns+"/preemptor"), nil
+	})
 	var order []string
 	for _, kv := range logEntries(logs, "Scheduling decision") {
 		if kv["pod"] == ns+"/latecomer" || (kv["pod"] == ns+"/preemptor" && kv["result"] == "scheduled") {
 			order = append(order, kv["pod"]+" "+kv["result"])
 		}
 	}
-	if len(order) == 0 || order[0] != ns+"/latecomer unschedulable" {
+	if len(order) < 2 || order[0] != ns+"/latecomer unschedulable" || !slices.Contains(order[1:], ns+"/preemptor scheduled") {
 		t.Errorf("decisions = %v, want the latecomer found unschedulable before the preemptor was scheduled", order)
 	}
 	if got := getPod(ctx, t, admin, ns, "latecomer").Spec.NodeName; got != "" {

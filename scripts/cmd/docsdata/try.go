@@ -109,7 +109,7 @@ var pageTests = []struct {
 	{"07-backoff", [][]string{{"./07-backoff/scheduler/backend/queue"}, {"./07-backoff/test/integration", "-run", "TestSchedulingQueue"}}},
 	{"08-queueinghint", [][]string{{"./08-queueinghint/scheduler/backend/queue", "-run", "InFlight|IsPodWorthRequeuing"}, {"./08-queueinghint/test/integration", "-run", "TestSchedulingQueue"}}},
 	{"09-preemption", [][]string{
-		{"./09-preemption/scheduler/...", "-run", "^(TestPickOneNodeForPreemption|TestFilterVictimsWithPDBViolation|TestPodTerminatingByPreemption|TestPreemptPod|TestPrepareCandidateAsync|TestSelectVictimsOnNode|TestPodEligibleToPreemptOthers|TestCalculateNumCandidates|TestNominator|TestRunFilterPluginsWithNominatedPods|TestRunPostFilterPlugins)$"},
+		{"./09-preemption/scheduler/...", "-run", "^(TestPickOneNodeForPreemption|TestFilterVictimsWithPDBViolation|TestPodTerminatingByPreemption|TestPreemptPod|TestPrepareCandidateAsync|TestSelectVictimsOnNode|TestPodEligibleToPreemptOthers|TestCalculateNumCandidates|TestNominator|TestRunFilterPluginsWithNominatedPods|TestRunPostFilterPlugins|TestEvaluateNominatedNode)$"},
 		{"./09-preemption/test/integration", "-run", "TestPreemption"},
 	}},
 }

@@ -174,9 +174,12 @@ func (p *PriorityQueue) NominatedPodsForNode(nodeName string) []fwk.PodInfo {
 }
 
 // nominatedPodToInfo finds the queued version of a nominated pod. A pod in
-// flight is not in the queue's parts; its reference is enough then, as in
-// upstream, because a pod being scheduled is the one that asks. The caller
-// holds the lock.
+// flight is in none of the queue's parts: it comes back as a bare pod with
+// its name and UID only, as upstream's does. The Filter of the pod being
+// scheduled skips its own nomination anyway; but the executor's goroutine,
+// asking while another pod is in flight, sees that pod with priority 0 and
+// no nominatedNodeName, so it does not clear that pod's nomination. The
+// caller holds the lock.
 func (p *PriorityQueue) nominatedPodToInfo(np podRef) *framework.PodInfo {
 	pod := np.toPod()
 	if pInfo, ok := p.getPodUnlocked(pod); ok {

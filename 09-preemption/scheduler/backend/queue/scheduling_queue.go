@@ -303,8 +303,11 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.Queue
 // the first that rejects it as its gating plugin, among its rejecting
 // plugins, so that the events that plugin registered can move the pod, as
 // upstream's runPreEnqueuePlugins does. A pod every plugin lets through has
-// no gating plugin. (Upstream runs the last gating plugin first, which
-// makes no difference with the one PreEnqueue plugin here.)
+// no gating plugin. (Upstream runs the last gating plugin first. With the
+// two PreEnqueue plugins here, SchedulingGates and DefaultPreemption, the
+// order makes no difference: scheduling gates cannot be added after a pod
+// is created, so a pod DefaultPreemption holds back has passed
+// SchedulingGates already.)
 func (p *PriorityQueue) runPreEnqueuePlugins(logger klog.Logger, pInfo *framework.QueuedPodInfo) {
 	for _, pl := range p.preEnqueuePlugins {
 		s := pl.PreEnqueue(context.Background(), pInfo.Pod)
@@ -603,8 +606,12 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
+	// Not queued: added as a new pod, as upstream's addPod does, so its
+	// nomination is the one its new status carries.
 	pInfo := p.newQueuedPodInfo(newPod)
-	p.UpdateNominatedPod(logger, oldPod, pInfo.PodInfo)
+	p.nominator.nLock.Lock()
+	p.nominator.addNominatedPodUnlocked(logger, pInfo.PodInfo, nil)
+	p.nominator.nLock.Unlock()
 	if p.moveToActiveQ(logger, pInfo, framework.EventUnscheduledPodUpdate.Label()) {
 		p.cond.Broadcast()
 	}

@@ -29,6 +29,8 @@ type executorHandle struct {
 	factory   informers.SharedInformerFactory
 	mu        sync.Mutex
 	activated []string
+	// activatedCh is closed by the first Activate.
+	activatedCh chan struct{}
 }
 
 func (h *executorHandle) ClientSet() clientset.Interface                         { return h.client }
@@ -45,6 +47,9 @@ func (h *executorHandle) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	for name := range pods {
 		h.activated = append(h.activated, name)
 	}
+	if h.activatedCh != nil && len(h.activated) == len(pods) {
+		close(h.activatedCh)
+	}
 }
 
 // TestPrepareCandidateAsync: the preemptor counts as preempting from the
@@ -59,7 +64,7 @@ func TestPrepareCandidateAsync(t *testing.T) {
 			}
 			victims := []*v1.Pod{v1Pod("v1"), v1Pod("v2")}
 			client := fake.NewClientset(victims[0], victims[1])
-			h := &executorHandle{client: client, factory: informers.NewSharedInformerFactory(client, 0)}
+			h := &executorHandle{client: client, factory: informers.NewSharedInformerFactory(client, 0), activatedCh: make(chan struct{})}
 			e := NewExecutor(h, feature.Features{EnableAsyncPreemption: true})
 			ctx, cancel := context.WithCancel(ctx)
 			h.factory.Start(ctx.Done())
@@ -69,11 +74,13 @@ func TestPrepareCandidateAsync(t *testing.T) {
 			release := make(chan struct{})
 			var mu sync.Mutex
 			var evicted []string
+			// finished is closed once the goroutine has taken the preemptor
+			// out of preempting (the fake's last call, for either case,
+			// returns right before that).
 			e.PreemptPod = func(ctx context.Context, c Candidate, preemptor, victim *v1.Pod, _ string) (bool, error) {
-				if victim.Name == "v2" {
-					// The last victim waits until the test lets it go.
-					<-release
-				}
+				// Every eviction waits until the test lets it go, so the
+				// goroutine cannot be done before the test looks.
+				<-release
 				mu.Lock()
 				evicted = append(evicted, victim.Name)
 				mu.Unlock()
@@ -90,7 +97,16 @@ func TestPrepareCandidateAsync(t *testing.T) {
 				t.Errorf("IsPodRunningPreemption right after the call = false, want true")
 			}
 			close(release)
-			// Wait for the goroutine to end.
+			// Wait for the goroutine to end: it activates the preemptor
+			// last when an eviction failed; otherwise it leaves preempting.
+			deadline := time.After(30 * time.Second)
+			if fail {
+				select {
+				case <-h.activatedCh:
+				case <-deadline:
+					t.Fatal("the preemptor was not activated after the failed eviction")
+				}
+			}
 			for {
 				e.mu.RLock()
 				done := !e.preempting.Has(preemptor.UID)
@@ -98,7 +114,11 @@ func TestPrepareCandidateAsync(t *testing.T) {
 				if done {
 					break
 				}
-				time.Sleep(time.Millisecond)
+				select {
+				case <-deadline:
+					t.Fatal("the preemption goroutine did not end")
+				case <-time.After(time.Millisecond):
+				}
 			}
 			if e.IsPodRunningPreemption(preemptor.UID) {
 				t.Errorf("IsPodRunningPreemption after the goroutine ended = true, want false")

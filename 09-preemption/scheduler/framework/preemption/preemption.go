@@ -8,8 +8,9 @@
 // Left out, as the chapter's page says: pod groups as victims or preemptors
 // (podgrouppreemption.go, the Domain and Victim types of types.go),
 // extenders (callExtenders), and custom ordering (OrderedScoreFuncs). The
-// dry runs go one node after the other; upstream runs them in parallel,
-// which chapter 10 brings in.
+// dry runs go one node after the other; upstream runs them in parallel
+// (Handle.Parallelizer), which the plan leaves to chapter 10, the one
+// about parallel filtering.
 package preemption
 
 import (
