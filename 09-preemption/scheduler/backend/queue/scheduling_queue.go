@@ -4,7 +4,7 @@
 // Delete, MoveAllToActiveOrBackoffQueue, isPodWorthRequeuing,
 // determineSchedulingHintForInFlightPod, flushBackoffQCompleted and
 // flushUnschedulablePodsLeftover) and active_queue.go (the in-flight pods
-// and events), with its three parts:
+// and events); nominator.go holds its nominator. The queue has three parts:
 //
 //   - activeQ, a heap of the pods ready to be tried, ordered by the
 //     QueueSort plugin (higher priority first, then the older timestamp);
@@ -257,11 +257,18 @@ func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
+	p.addPod(logger, pod, framework.EventUnscheduledPodAdd.Label())
+}
+
+// addPod queues a pod the queue does not hold, nominated to the node its
+// status names, if any, as upstream's addPod does. The caller holds the
+// lock.
+func (p *PriorityQueue) addPod(logger klog.Logger, pod *v1.Pod, event string) {
 	pInfo := p.newQueuedPodInfo(pod)
 	p.nominator.nLock.Lock()
 	p.nominator.addNominatedPodUnlocked(logger, pInfo.PodInfo, nil)
 	p.nominator.nLock.Unlock()
-	if p.moveToActiveQ(logger, pInfo, framework.EventUnscheduledPodAdd.Label()) {
+	if p.moveToActiveQ(logger, pInfo, event) {
 		p.cond.Broadcast()
 	}
 }
@@ -606,15 +613,9 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
-	// Not queued: added as a new pod, as upstream's addPod does, so its
-	// nomination is the one its new status carries.
-	pInfo := p.newQueuedPodInfo(newPod)
-	p.nominator.nLock.Lock()
-	p.nominator.addNominatedPodUnlocked(logger, pInfo.PodInfo, nil)
-	p.nominator.nLock.Unlock()
-	if p.moveToActiveQ(logger, pInfo, framework.EventUnscheduledPodUpdate.Label()) {
-		p.cond.Broadcast()
-	}
+	// Not queued: added as a new pod, so its nomination is the one its new
+	// status carries.
+	p.addPod(logger, newPod, framework.EventUnscheduledPodUpdate.Label())
 }
 
 // Delete removes a pod from wherever it is queued, and its nomination. A
