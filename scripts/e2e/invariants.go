@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -291,4 +292,76 @@ func staticFit(p *v1.Pod, n *v1.Node) string {
 		return "the pod alone exceeds the node: " + over
 	}
 	return ""
+}
+
+// preempted lists, sorted, the pods deleted during the run that no
+// deletePods step deleted: only the scheduler deletes pods here, and only
+// to preempt them.
+func (ru *run) preempted() []string {
+	var out []string
+	for name := range ru.history.Deleted() {
+		if !ru.deleted[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkPreemption checks, in every chapter, that the pods the scheduler
+// deleted are exactly the scenario's expected victims, each marked with the
+// DisruptionTarget condition (reason PreemptionByScheduler) before it was
+// deleted, as upstream's executor.go (preemptPod) does; and that each pod
+// of expect.nominated was nominated as expected.
+func (ru *run) checkPreemption() []string {
+	if ru.history == nil {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, pattern := range ru.sc.Expect.Preempted {
+		for _, name := range ru.podNames(pattern) {
+			want[name] = true
+		}
+	}
+	deleted := ru.history.Deleted()
+	var problems []string
+	for _, name := range ru.preempted() {
+		if !want[name] {
+			problems = append(problems, fmt.Sprintf("pod %s was deleted by the scheduler, but is not an expected victim", name))
+			continue
+		}
+		if !hasCondition(deleted[name], v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler) {
+			problems = append(problems, fmt.Sprintf("pod %s was preempted without the condition %s with reason %s", name, v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if deleted[name] == nil {
+			problems = append(problems, fmt.Sprintf("pod %s, an expected victim, was not deleted", name))
+		}
+	}
+	nominations := ru.history.Nominations()
+	for _, pattern := range slices.Sorted(maps.Keys(ru.sc.Expect.Nominated)) {
+		node := ru.sc.Expect.Nominated[pattern]
+		for _, name := range ru.podNames(pattern) {
+			got := nominations[name]
+			switch {
+			case node == "" && len(got) > 0:
+				problems = append(problems, fmt.Sprintf("pod %s was nominated to %s, want never nominated", name, strings.Join(got, ", ")))
+			case node != "" && !slices.Contains(got, node):
+				problems = append(problems, fmt.Sprintf("pod %s was nominated to %v, want %s", name, got, node))
+			}
+		}
+	}
+	return problems
+}
+
+// hasCondition says whether the pod carries condition t, true, with the
+// reason.
+func hasCondition(p *v1.Pod, t v1.PodConditionType, reason string) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t && c.Status == v1.ConditionTrue && c.Reason == reason {
+			return true
+		}
+	}
+	return false
 }

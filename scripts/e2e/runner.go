@@ -18,10 +18,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
 	"minisched/scripts/cluster"
@@ -77,6 +79,12 @@ type Result struct {
 	// Attempts is the number of scheduling attempts the scheduler logged
 	// (0 for kube-scheduler, whose log has no such line).
 	Attempts int
+	// Preempted lists, sorted, the pods deleted during the scenario that no
+	// deletePods step deleted: the scheduler's preemption victims.
+	Preempted []string
+	// Nominations maps every pod ever nominated to the nodes it was
+	// nominated to, in order.
+	Nominations map[string][]string
 	// Log is the scheduler's log file.
 	Log string
 }
@@ -93,6 +101,8 @@ type run struct {
 	nodes   map[string]bool
 	classes []string
 	proc    *Process
+	// history is the watch on the namespace, from before the first step.
+	history *podHistory
 }
 
 // newRun starts a run of sc by sched in namespace ns, now.
@@ -118,6 +128,9 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 	}
 	res := Result{Scenario: sc.Name, Log: filepath.Join(r.LogDir, ru.ns+".log")}
 	problems := ru.play(ctx, res.Log)
+	if ru.history != nil {
+		defer ru.history.Stop()
+	}
 	if ru.proc != nil {
 		// kube-scheduler without leader election exits 1 when stopped
 		// ("finished without leader elect"); the chapters must exit 0.
@@ -137,9 +150,14 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 	}
 	res.Placements, _ = ru.placements(context.Background())
 	res.Unschedulable = ru.unschedulableMessages(context.Background())
+	if ru.history != nil {
+		res.Nominations = ru.history.Nominations()
+		res.Preempted = ru.preempted()
+	}
 	if len(problems) == 0 {
 		checked, n := ru.checkInvariants(context.Background())
 		problems = append(problems, checked...)
+		problems = append(problems, ru.checkPreemption()...)
 		res.Bindings = n
 	}
 	if err := ru.cleanup(); err != nil {
@@ -155,6 +173,11 @@ func (ru *run) play(ctx context.Context, logPath string) []string {
 	if _, err := ru.r.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ru.ns}}, metav1.CreateOptions{}); err != nil {
 		return []string{"creating the namespace: " + err.Error()}
 	}
+	history, err := watchPods(ctx, ru.r.Client, ru.ns)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	ru.history = history
 	startsLater := false
 	for _, st := range ru.sc.Steps {
 		if st.StartScheduler != nil {
@@ -225,10 +248,20 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 		for _, pc := range st.CreatePriorityClasses {
 			name := ru.ns + "-" + pc.Name
 			obj := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: pc.Value}
+			if pc.PreemptionPolicy != "" {
+				policy := v1.PreemptionPolicy(pc.PreemptionPolicy)
+				obj.PreemptionPolicy = &policy
+			}
 			if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 				return fmt.Errorf("creating priority class %s: %w", name, err)
 			}
 			ru.classes = append(ru.classes, name)
+		}
+	case st.CreatePodDisruptionBudgets != nil:
+		for _, spec := range st.CreatePodDisruptionBudgets {
+			if err := ru.createPDB(ctx, spec); err != nil {
+				return err
+			}
 		}
 	case st.DeletePods != nil:
 		for _, pattern := range st.DeletePods {
@@ -271,6 +304,31 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// createPDB creates a PodDisruptionBudget, then writes the status the
+// disruption controller would, which is all the scheduler reads of it.
+func (ru *run) createPDB(ctx context.Context, spec PDBSpec) error {
+	pdbs := ru.r.Client.PolicyV1().PodDisruptionBudgets(ru.ns)
+	maxUnavailable := intstr.FromInt32(spec.DisruptionsAllowed)
+	pdb, err := pdbs.Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: spec.Name},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: spec.MatchLabels},
+			MaxUnavailable: &maxUnavailable,
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("creating PodDisruptionBudget %s: %w", spec.Name, err)
+	}
+	pdb.Status = policyv1.PodDisruptionBudgetStatus{
+		ObservedGeneration: pdb.Generation,
+		DisruptionsAllowed: spec.DisruptionsAllowed,
+	}
+	if _, err := pdbs.UpdateStatus(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("setting the status of PodDisruptionBudget %s: %w", spec.Name, err)
 	}
 	return nil
 }
@@ -378,8 +436,15 @@ func (ru *run) waitFor(ctx context.Context, w *Wait) error {
 		names = append(names, ru.podNames(p)...)
 	}
 	what := fmt.Sprintf("pods %s to be bound", strings.Join(names, ", "))
-	if w.Condition != nil {
+	switch {
+	case w.Condition != nil:
 		what = fmt.Sprintf("pods %s to have %s", strings.Join(names, ", "), w.Condition)
+	case w.Nominated != "":
+		what = fmt.Sprintf("pods %s to be nominated to %s", strings.Join(names, ", "), w.Nominated)
+	case w.Deleted:
+		what = fmt.Sprintf("pods %s to be deleted", strings.Join(names, ", "))
+	case w.Decided:
+		what = fmt.Sprintf("pods %s to be bound, or unschedulable with no preemption under way", strings.Join(names, ", "))
 	}
 	return poll(ctx, what, func() (bool, string, error) {
 		pods, err := ru.r.Client.CoreV1().Pods(ru.ns).List(ctx, metav1.ListOptions{})
@@ -387,19 +452,39 @@ func (ru *run) waitFor(ctx context.Context, w *Wait) error {
 			return false, "", err
 		}
 		byName := map[string]*v1.Pod{}
+		terminating := ""
 		for i := range pods.Items {
 			byName[pods.Items[i].Name] = &pods.Items[i]
+			if pods.Items[i].DeletionTimestamp != nil {
+				terminating = pods.Items[i].Name
+			}
 		}
 		for _, n := range names {
 			p := byName[n]
+			if w.Deleted {
+				if p != nil {
+					return false, "pod " + n + " still exists", nil
+				}
+				continue
+			}
 			if p == nil {
 				return false, "", fmt.Errorf("pod %s no longer exists", n)
 			}
 			if w.Bound && p.Spec.NodeName == "" {
 				return false, "pod " + n + " is unbound", nil
 			}
-			if w.Decided && p.Spec.NodeName == "" && !(&Condition{Type: string(v1.PodScheduled), Status: string(v1.ConditionFalse)}).matches(p) {
-				return false, "pod " + n + " is neither bound nor marked unschedulable", nil
+			if w.Nominated != "" && !ru.history.NominatedTo(n, w.Nominated) {
+				return false, fmt.Sprintf("pod %s has not been nominated to %s (nominated: %v)", n, w.Nominated, ru.history.Nominations()[n]), nil
+			}
+			if w.Decided && p.Spec.NodeName == "" {
+				switch {
+				case !(&Condition{Type: string(v1.PodScheduled), Status: string(v1.ConditionFalse)}).matches(p):
+					return false, "pod " + n + " is neither bound nor marked unschedulable", nil
+				case p.Status.NominatedNodeName != "":
+					return false, fmt.Sprintf("pod %s is nominated to %s and not yet bound", n, p.Status.NominatedNodeName), nil
+				case terminating != "":
+					return false, fmt.Sprintf("pod %s is unschedulable while pod %s is terminating", n, terminating), nil
+				}
 			}
 			if w.Condition != nil && !w.Condition.For(ru.sched.Chapter).matches(p) {
 				return false, fmt.Sprintf("pod %s has conditions %s", n, conditionsString(p)), nil
@@ -432,6 +517,13 @@ func (ru *run) waitForExpectations(ctx context.Context) error {
 					return false, fmt.Sprintf("pod %s is unbound (%s)", name, conditionsString(p)), nil
 				case !allowed.Allows(p.Spec.NodeName):
 					return false, "", fmt.Errorf("pod %s is bound to %s, want %s", name, p.Spec.NodeName, strings.Join(allowed, " or "))
+				}
+			}
+		}
+		for _, pattern := range ru.sc.Expect.Preempted {
+			for _, name := range ru.podNames(pattern) {
+				if p := byName[name]; p != nil {
+					return false, fmt.Sprintf("pod %s, expected preempted, still exists (on %q)", name, p.Spec.NodeName), nil
 				}
 			}
 		}
@@ -517,7 +609,7 @@ func (ru *run) placements(ctx context.Context) (map[string]string, error) {
 	return out, nil
 }
 
-// cleanup removes the scenario's pods, nodes and priority classes, and
+// cleanup removes the scenario's pods, nodes, PDBs and priority classes, and
 // waits until they are gone, so the next scenario starts empty. Pods are
 // deleted at once (there is no kubelet to wait for).
 func (ru *run) cleanup() error {
@@ -530,6 +622,9 @@ func (ru *run) cleanup() error {
 		errs = append(errs, err)
 	}
 	if err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		errs = append(errs, err)
+	}
+	if err := client.PolicyV1().PodDisruptionBudgets(ru.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		errs = append(errs, err)
 	}
 	for _, pc := range ru.classes {

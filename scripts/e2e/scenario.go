@@ -53,6 +53,9 @@ type Step struct {
 	// CreatePriorityClasses creates PriorityClasses, removed after the
 	// scenario.
 	CreatePriorityClasses []PriorityClassSpec `json:"createPriorityClasses,omitempty"`
+	// CreatePodDisruptionBudgets creates PDBs and sets their status, as the
+	// disruption controller would (none runs here).
+	CreatePodDisruptionBudgets []PDBSpec `json:"createPodDisruptionBudgets,omitempty"`
 	DeletePods            []string            `json:"deletePods,omitempty"`
 	DeleteNodes           []string            `json:"deleteNodes,omitempty"`
 	UpdateNode            *NodeUpdate         `json:"updateNode,omitempty"`
@@ -101,6 +104,19 @@ type PodSpec struct {
 type PriorityClassSpec struct {
 	Name  string `json:"name"`
 	Value int32  `json:"value"`
+	// PreemptionPolicy is PreemptLowerPriority (the default) or Never. The
+	// priority admission plugin copies it from the class into the pod.
+	PreemptionPolicy string `json:"preemptionPolicy,omitempty"`
+}
+
+// PDBSpec is a PodDisruptionBudget over the pods with the given labels.
+// No disruption controller runs on the local cluster, so the runner writes
+// the status itself: DisruptionsAllowed is what the scheduler reads
+// (upstream's preemption util.go, filterPodsWithPDBViolation).
+type PDBSpec struct {
+	Name               string            `json:"name"`
+	MatchLabels        map[string]string `json:"matchLabels"`
+	DisruptionsAllowed int32             `json:"disruptionsAllowed"`
 }
 
 // NodeUpdate changes a node. A label with a null value is removed; Taints,
@@ -130,7 +146,14 @@ type Wait struct {
 	// Condition waits for a pod condition, e.g. PodScheduled=False with
 	// reason Unschedulable.
 	Condition *Condition `json:"condition,omitempty"`
-	// Decided waits until each pod is bound or has PodScheduled=False (the
+	// Nominated waits until each pod has been nominated to this node
+	// (status.nominatedNodeName), at any moment since the scenario began.
+	Nominated string `json:"nominated,omitempty"`
+	// Deleted waits until each pod is gone, e.g. a preemption victim.
+	Deleted bool `json:"deleted,omitempty"`
+	// Decided waits until each pod is bound, or has PodScheduled=False and
+	// no nomination while no pod of the scenario is terminating: a
+	// preemptor is decided once its victims are gone and it is bound (the
 	// runner's OnePodPerStep uses it; scenarios do not).
 	Decided bool `json:"-"`
 }
@@ -177,6 +200,13 @@ type Expect struct {
 	// they fit (the gang gate of chapter 04), exempt from the invariant
 	// "no pod that fits stays pending".
 	MayStayPending []string `json:"mayStayPending,omitempty"`
+	// Preempted names the pods (or globs) the scheduler must delete as
+	// preemption victims, with the DisruptionTarget condition. Every other
+	// pod must survive, unless a deletePods step deletes it.
+	Preempted []string `json:"preempted,omitempty"`
+	// Nominated maps pods to the node each must have been nominated to at
+	// some moment (status.nominatedNodeName); "" means never nominated.
+	Nominated map[string]string `json:"nominated,omitempty"`
 	// Attempts bounds how often the scheduler may try pods, counted from its
 	// "Scheduling decision" log lines, from a chapter on: a queue that
 	// retries on events (chapter 06 on) tries a pod again only when
@@ -302,8 +332,8 @@ func (s *Scenario) validate() error {
 	if len(s.Steps) == 0 {
 		return errors.New("steps are missing")
 	}
-	if len(s.Expect.Bound) == 0 && len(s.Expect.Unbound) == 0 {
-		return errors.New("expect has neither bound nor unbound pods")
+	if len(s.Expect.Bound) == 0 && len(s.Expect.Unbound) == 0 && len(s.Expect.Preempted) == 0 {
+		return errors.New("expect has no bound, unbound or preempted pods")
 	}
 	pods, nodes := map[string]bool{}, map[string]bool{}
 	starts := 0
@@ -354,10 +384,27 @@ func (s *Scenario) validate() error {
 			refs = append(refs, st.UpdatePod.Name)
 		}
 		if st.WaitFor != nil {
-			if len(st.WaitFor.Pods) == 0 || (!st.WaitFor.Bound && st.WaitFor.Condition == nil) {
-				return fmt.Errorf("step %d: waitFor needs pods and either bound or condition", i+1)
+			w := st.WaitFor
+			if len(w.Pods) == 0 || (!w.Bound && w.Condition == nil && w.Nominated == "" && !w.Deleted) {
+				return fmt.Errorf("step %d: waitFor needs pods and one of bound, condition, nominated or deleted", i+1)
 			}
-			refs = append(refs, st.WaitFor.Pods...)
+			if w.Deleted && (w.Bound || w.Condition != nil || w.Nominated != "") {
+				return fmt.Errorf("step %d: waitFor deleted cannot be combined with another state", i+1)
+			}
+			if w.Nominated != "" && !nodes[w.Nominated] {
+				return fmt.Errorf("step %d names node %q, which no earlier step creates", i+1, w.Nominated)
+			}
+			refs = append(refs, w.Pods...)
+		}
+		for _, pc := range st.CreatePriorityClasses {
+			if pc.PreemptionPolicy != "" && pc.PreemptionPolicy != "Never" && pc.PreemptionPolicy != "PreemptLowerPriority" {
+				return fmt.Errorf("step %d: priority class %s: preemptionPolicy %q, want Never or PreemptLowerPriority", i+1, pc.Name, pc.PreemptionPolicy)
+			}
+		}
+		for _, pdb := range st.CreatePodDisruptionBudgets {
+			if pdb.Name == "" || len(pdb.MatchLabels) == 0 || pdb.DisruptionsAllowed < 0 {
+				return fmt.Errorf("step %d: a PodDisruptionBudget needs a name, matchLabels and disruptionsAllowed >= 0", i+1)
+			}
 		}
 		for _, p := range refs {
 			if !matchesAny(p, pods) {
@@ -408,6 +455,22 @@ func (s *Scenario) validate() error {
 		if !matchesAny(p, pods) {
 			return fmt.Errorf("expect.unbound names pod %q, which no step creates", p)
 		}
+	}
+	for _, p := range s.Expect.Preempted {
+		if !matchesAny(p, pods) {
+			return fmt.Errorf("expect.preempted names pod %q, which no step creates", p)
+		}
+	}
+	for p, n := range s.Expect.Nominated {
+		if !matchesAny(p, pods) {
+			return fmt.Errorf("expect.nominated names pod %q, which no step creates", p)
+		}
+		if n != "" && !nodes[n] {
+			return fmt.Errorf("expect.nominated.%s names node %q, which no step creates", p, n)
+		}
+	}
+	if (len(s.Expect.Preempted) > 0 || len(s.Expect.Nominated) > 0) && s.FirstChapter < PreemptionChapter {
+		return fmt.Errorf("expect.preempted and expect.nominated need firstChapter %d or later", PreemptionChapter)
 	}
 	if a := s.Expect.Attempts; a != nil {
 		if a.FromChapter < s.FirstChapter || a.FromChapter > LastChapter {

@@ -4,9 +4,12 @@
 // scenario twice on one local cluster: with the chapter's scheduler, and
 // with kube-scheduler v1.37.1 configured with exactly the chapter's plugins
 // and weights (see e2e.UpstreamConfig). Pods are created one per step, each
-// waiting for its Binding. It prints both placements side by side and fails
-// on any difference, naming the pod and both nodes; a tie for the top score
-// in either scheduler fails the scenario as not deterministic.
+// waiting for its Binding (or, for a preemptor, until its victims are gone
+// and it is bound). It prints both placements side by side and fails on any
+// difference, naming the pod and both nodes: placements, unschedulable
+// messages, and from chapter 09 on the preemption victims and the nodes
+// each pod was nominated to. A tie for the top score in either scheduler
+// fails the scenario as not deterministic.
 package main
 
 import (
@@ -73,7 +76,7 @@ func run() error {
 						verdict = "FAIL: " + strings.Join(problems, "; ")
 					}
 				}
-				fmt.Printf(row, c.Dir, sc.Name, pod, show(a.Placements[pod]), show(b.Placements[pod]), verdict)
+				fmt.Printf(row, c.Dir, sc.Name, pod, where(a, pod), where(b, pod), verdict)
 			}
 			if len(problems) > 0 {
 				failures = append(failures, fmt.Sprintf("%s %s: %s\n", c.Dir, sc.Name, strings.Join(problems, "; ")))
@@ -117,6 +120,12 @@ func compare(ours, up e2e.Result) []string {
 		if a, b := ours.Unschedulable[pod], up.Unschedulable[pod]; a != b {
 			problems = append(problems, fmt.Sprintf("pod %s: chapter says %q, kube-scheduler %q", pod, a, b))
 		}
+		if a, b := ours.Nominations[pod], up.Nominations[pod]; !slices.Equal(a, b) {
+			problems = append(problems, fmt.Sprintf("pod %s: chapter nominated it to %v, kube-scheduler to %v", pod, a, b))
+		}
+	}
+	if !slices.Equal(ours.Preempted, up.Preempted) {
+		problems = append(problems, fmt.Sprintf("chapter preempted %v, kube-scheduler %v", ours.Preempted, up.Preempted))
 	}
 	return problems
 }
@@ -129,7 +138,18 @@ func sortedPods(a, b e2e.Result) []string {
 	for p := range b.Placements {
 		set[p] = true
 	}
+	for _, p := range append(slices.Clone(a.Preempted), b.Preempted...) {
+		set[p] = true
+	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+// where shows what became of a pod: its node, or that it was preempted.
+func where(r e2e.Result, pod string) string {
+	if slices.Contains(r.Preempted, pod) {
+		return "(preempted)"
+	}
+	return show(r.Placements[pod])
 }
 
 func show(node string) string {
