@@ -80,6 +80,11 @@ type ChaosReport struct {
 	// as in kube-scheduler; see lateBinds).
 	InFlight int
 	Settled  time.Duration
+	// From chapter 09 on: Preemptions the scheduler logged deciding,
+	// PreemptionsChecked those checked for room elsewhere (not those around
+	// the apiserver's restart), Victims the pods it deleted, Nominated the
+	// pods ever nominated.
+	Preemptions, PreemptionsChecked, Victims, Nominated int
 	// Cache is what the scheduler's scheduler_cache_size said at the end,
 	// by type (assumed_pods, pods, nodes), once it agreed with the cluster;
 	// Chapters 05 on export it.
@@ -106,12 +111,19 @@ type chaos struct {
 	outageFrom int64
 	tainted    []string
 	orphans    atomic.Int64
+	// outage is when kube-apiserver was stopped and when it answered again.
+	outage [2]time.Time
+	// churned holds the names of the pods the churn and PodGC deleted
+	// (the scheduler deletes the others, to preempt them).
+	churned sync.Map
 }
 
 // Chaos runs sched while the cluster churns under it, then checks the
 // invariants of issue 7: every remaining pod that fits is bound exactly
 // once, no Binding was issued after the scheduler had seen its node
 // deleted, no node is over-committed, and the scheduler never exited.
+// From chapter 09 on, pods have priorities, the larger high-priority ones
+// preempt, and the preemption invariants hold too (checkPreemptions).
 func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) ChaosReport {
 	c := &chaos{
 		run: r.newRun(&Scenario{Name: "chaos"}, sched, fmt.Sprintf("chaos-%02d", sched.Chapter)),
@@ -121,6 +133,12 @@ func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) Ch
 	c.report.Log = filepath.Join(r.LogDir, c.ns+".log")
 	if err := c.play(ctx); err != nil {
 		c.violate("%v", err)
+	}
+	if c.history != nil {
+		defer c.history.Stop()
+		if c.proc != nil && !c.proc.Exited() && len(c.report.Violations) == 0 && c.sched.Chapter >= PreemptionChapter {
+			c.checkNominationsEnd(ctx)
+		}
 	}
 	if c.proc != nil && !c.proc.Exited() && len(c.report.Violations) == 0 && c.sched.Chapter >= 5 {
 		c.checkCache(ctx)
@@ -135,6 +153,7 @@ func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) Ch
 	if c.proc != nil && len(c.report.Violations) == 0 {
 		c.checkBindings()
 		c.checkOutage()
+		c.checkPreemptions()
 	}
 	if err := c.cleanup(); err != nil {
 		c.violate("cleanup: %v", err)
@@ -153,6 +172,13 @@ func (c *chaos) play(ctx context.Context) error {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the namespace: %w", err)
 	}
+	var err error
+	if c.history, err = watchPods(ctx, client, c.ns); err != nil {
+		return err
+	}
+	if err := c.createPriorityClasses(ctx); err != nil {
+		return err
+	}
 	if err := c.addNodes(ctx, c.cfg.Nodes); err != nil {
 		return err
 	}
@@ -163,7 +189,6 @@ func (c *chaos) play(ctx context.Context) error {
 		// settle bounded in every chapter.
 		extra = append(extra, "--pod-max-in-unschedulable-pods-duration=30s")
 	}
-	var err error
 	if c.proc, err = StartScheduler(c.sched, c.r.Cluster.Kubeconfig, extra, c.report.Log); err != nil {
 		return err
 	}
@@ -281,7 +306,9 @@ func (c *chaos) podGC(ctx context.Context) error {
 		return err
 	}
 	for _, p := range pods {
-		if p.Spec.NodeName != "" && !exists[p.Spec.NodeName] && p.DeletionTimestamp == nil {
+		// A pod terminating on a deleted node has no kubelet (no KWOK) to
+		// finish it: PodGC deletes it at once too.
+		if p.Spec.NodeName != "" && !exists[p.Spec.NodeName] {
 			deleted, err := c.deletePod(ctx, p.Name)
 			if err != nil {
 				return err
@@ -298,6 +325,9 @@ func (c *chaos) podGC(ctx context.Context) error {
 // (PodGC and the churn may race for the same pod).
 func (c *chaos) deletePod(ctx context.Context, name string) (bool, error) {
 	zero := int64(0)
+	// Recorded before the call: the watch may report the deletion before
+	// the call returns.
+	c.churned.Store(name, true)
 	err := c.r.Client.CoreV1().Pods(c.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 	if apierrors.IsNotFound(err) {
 		return false, nil
@@ -339,6 +369,9 @@ func (c *chaos) createPods(ctx context.Context, n int) error {
 		}
 		if c.rng.IntN(10) == 0 {
 			spec.Tolerations = []v1.Toleration{{Key: chaosTaint.Key, Operator: v1.TolerationOpExists, Effect: chaosTaint.Effect}}
+		}
+		if c.sched.Chapter >= PreemptionChapter {
+			c.prioritize(&spec)
 		}
 		pods[i] = makePod(c.ns, fmt.Sprintf("pod-%05d", c.report.Pods+i), spec)
 		c.pods[pods[i].Name] = pods[i]
@@ -486,9 +519,11 @@ func (c *chaos) restart(ctx context.Context) error {
 	if info, err := os.Stat(c.report.Log); err == nil {
 		c.outageFrom = info.Size()
 	}
+	c.outage[0] = time.Now()
 	if err := c.r.Cluster.RestartAPIServer(c.cfg.Down); err != nil {
 		return err
 	}
+	c.outage[1] = time.Now()
 	c.report.Restarts++
 	return nil
 }

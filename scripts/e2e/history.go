@@ -22,7 +22,11 @@ import (
 type podHistory struct {
 	mu        sync.Mutex
 	nominated map[string][]string
-	deleted   map[string]*v1.Pod
+	// nominatedAt is when each (pod, node) nomination was first seen.
+	nominatedAt map[string]map[string]time.Time
+	deleted     map[string]*v1.Pod
+	// deletedAt is when each deletion was seen.
+	deletedAt map[string]time.Time
 	stop      context.CancelFunc
 }
 
@@ -30,7 +34,10 @@ type podHistory struct {
 // watch has listed the namespace, so nothing created afterwards is missed.
 func watchPods(ctx context.Context, client kubernetes.Interface, ns string) (*podHistory, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	h := &podHistory{nominated: map[string][]string{}, deleted: map[string]*v1.Pod{}, stop: cancel}
+	h := &podHistory{
+		nominated: map[string][]string{}, nominatedAt: map[string]map[string]time.Time{},
+		deleted: map[string]*v1.Pod{}, deletedAt: map[string]time.Time{}, stop: cancel,
+	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	informer := factory.Core().V1().Pods().Informer()
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -64,6 +71,10 @@ func (h *podHistory) seen(obj any) {
 	defer h.mu.Unlock()
 	if !slices.Contains(h.nominated[pod.Name], pod.Status.NominatedNodeName) {
 		h.nominated[pod.Name] = append(h.nominated[pod.Name], pod.Status.NominatedNodeName)
+		if h.nominatedAt[pod.Name] == nil {
+			h.nominatedAt[pod.Name] = map[string]time.Time{}
+		}
+		h.nominatedAt[pod.Name][pod.Status.NominatedNodeName] = time.Now()
 	}
 }
 
@@ -79,6 +90,26 @@ func (h *podHistory) gone(obj any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.deleted[pod.Name] = pod
+	h.deletedAt[pod.Name] = time.Now()
+}
+
+// NominatedAt returns when each pod's nomination to each node was first
+// seen.
+func (h *podHistory) NominatedAt() map[string]map[string]time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]map[string]time.Time{}
+	for pod, byNode := range h.nominatedAt {
+		out[pod] = maps.Clone(byNode)
+	}
+	return out
+}
+
+// DeletedAt returns when each deleted pod was seen deleted.
+func (h *podHistory) DeletedAt() map[string]time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.deletedAt)
 }
 
 // Nominations returns, for each pod ever nominated, the nodes in the order

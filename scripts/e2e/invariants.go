@@ -189,7 +189,10 @@ func bindingProblem(pod *v1.Pod, states []*v1.Node, checkFit bool) string {
 }
 
 // checkCapacity checks that no node holds more than its allocatable, and
-// that no pending pod of ours fits a node with room for it.
+// that no pending pod of ours fits a node with room for it. The room held
+// for pods nominated to a node (status.nominatedNodeName) with a priority
+// at least the pending pod's is not room for it, as the scheduler's
+// RunFilterPluginsWithNominatedPods counts it (chapter 09 on).
 func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []string {
 	nodeList, err := ru.r.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -226,6 +229,12 @@ func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []str
 			}
 			trial := map[string]v1.ResourceList{n.Name: used[n.Name].DeepCopy()}
 			addTo(trial, n.Name, p)
+			for _, other := range pods {
+				if other.Status.NominatedNodeName == n.Name && other.Spec.NodeName == "" && other.DeletionTimestamp == nil &&
+					other.Name != p.Name && corev1helpers.PodPriority(other) >= corev1helpers.PodPriority(p) {
+					addTo(trial, n.Name, other)
+				}
+			}
 			if overCommitted(trial[n.Name], n.Status.Allocatable) == "" {
 				problems = append(problems, fmt.Sprintf("pod %s stayed pending although it fits node %s", name, n.Name))
 				break

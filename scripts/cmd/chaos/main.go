@@ -1,6 +1,7 @@
 // Command chaos runs chapters 05 on while the local cluster churns under
 // them: nodes deleted and added, pending pods deleted, labels and taints
-// changed, kube-apiserver restarted once. Then it stops kube-apiserver once
+// changed, kube-apiserver restarted once; from chapter 09 on, pods of
+// several priorities, the larger high-priority ones preempting. Then it stops kube-apiserver once
 // more under a scheduler held to a few requests a second, so that requests
 // certainly fail, and checks the scheduler logs them and recovers. It
 // prints what happened and the invariant violations per chapter, and exits
@@ -89,6 +90,10 @@ func run() error {
 		fmt.Printf("    %d errors logged while kube-apiserver was down\n", rep.OutageErrors)
 		if rep.Cache != nil {
 			fmt.Printf("    scheduler_cache_size at the end: %d assumed pods, %d pods, %d nodes\n", rep.Cache["assumed_pods"], rep.Cache["pods"], rep.Cache["nodes"])
+		}
+		if c.Number >= e2e.PreemptionChapter {
+			fmt.Printf("    preemption: %d decided (%d checked for room elsewhere, the others came around the restart), %d victims deleted, %d pods nominated\n",
+				rep.Preemptions, rep.PreemptionsChecked, rep.Victims, rep.Nominated)
 		}
 		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
 		out := h.Runner.Outage(ctx, sched, e2e.DefaultOutage)

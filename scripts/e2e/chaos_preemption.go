@@ -1,0 +1,311 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// chaosClasses are the priorities of the churn's pods from chapter 09 on:
+// most are low or medium; a tenth are high and larger (1 or 2 CPUs), so
+// that once the nodes are full they preempt; and one in twenty is high but
+// may not preempt (preemptionPolicy Never).
+var chaosClasses = []PriorityClassSpec{
+	{Name: "low", Value: 10},
+	{Name: "medium", Value: 100},
+	{Name: "high", Value: 1000},
+	{Name: "never", Value: 1000, PreemptionPolicy: string(v1.PreemptNever)},
+}
+
+// createPriorityClasses creates chaosClasses for chapters 09 on, scoped to
+// the run's namespace; cleanup deletes them.
+func (c *chaos) createPriorityClasses(ctx context.Context) error {
+	if c.sched.Chapter < PreemptionChapter {
+		return nil
+	}
+	for _, pc := range chaosClasses {
+		name := priorityClassName(c.ns, pc.Name)
+		obj := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: pc.Value}
+		if pc.PreemptionPolicy != "" {
+			policy := v1.PreemptionPolicy(pc.PreemptionPolicy)
+			obj.PreemptionPolicy = &policy
+		}
+		if _, err := c.r.Client.SchedulingV1().PriorityClasses().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating priority class %s: %w", name, err)
+		}
+		c.classes = append(c.classes, name)
+	}
+	return nil
+}
+
+// prioritize gives a pod one of chaosClasses.
+func (c *chaos) prioritize(spec *PodSpec) {
+	switch r := c.rng.IntN(20); {
+	case r < 2:
+		spec.PriorityClassName = "high"
+		spec.CPU = fmt.Sprintf("%dm", 1000*(1+c.rng.IntN(2)))
+	case r == 2:
+		spec.PriorityClassName = "never"
+		spec.CPU = "1"
+	case r < 8:
+		spec.PriorityClassName = "medium"
+	default:
+		spec.PriorityClassName = "low"
+	}
+}
+
+// priority is the priority of a pod the run created, from its class.
+func (c *chaos) priority(pod string) int32 {
+	p := c.pods[pod]
+	if p == nil {
+		return 0
+	}
+	for _, pc := range chaosClasses {
+		if priorityClassName(c.ns, pc.Name) == p.Spec.PriorityClassName {
+			return pc.Value
+		}
+	}
+	return 0
+}
+
+// preemptionDecision is a preemption the scheduler logged deciding.
+type preemptionDecision struct {
+	Pod, Node string
+	At        time.Time
+}
+
+// preemptedVictim is a victim the scheduler logged deleting.
+type preemptedVictim struct {
+	Preemptor, Node string
+}
+
+var (
+	decisionPreemptionLine = regexp.MustCompile(`"the target node for the preemption is determined"`)
+	victimLine             = regexp.MustCompile(`"Preemptor Pod preempted victim Pod" preemptor="([^"]+)" victim="([^"]+)" node="([^"]+)"`)
+)
+
+// readPreemptionLog reads a chapter's log (chapter 09 on, -v=2 or more) for
+// the preemptions of namespace ns: each decision (preemption.go's
+// Evaluator.Preempt logs the chosen node) with its time, and each victim
+// deleted (executor.go's preemptPod logs the preemptor and the node).
+func readPreemptionLog(path, ns string) ([]preemptionDecision, map[string]preemptedVictim, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var decisions []preemptionDecision
+	victims := map[string]preemptedVictim{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case decisionPreemptionLine.MatchString(line):
+			p, n, at := podKey.FindStringSubmatch(line), nodeKey.FindStringSubmatch(line), klogTimeLocal(line)
+			if p == nil || n == nil || at.IsZero() {
+				return nil, nil, fmt.Errorf("%s: cannot read %q", path, line)
+			}
+			if pod, ok := inNamespace(p[1], ns); ok {
+				decisions = append(decisions, preemptionDecision{Pod: pod, Node: n[1], At: at})
+			}
+		case victimLine.MatchString(line):
+			m := victimLine.FindStringSubmatch(line)
+			preemptor, ok1 := inNamespace(m[1], ns)
+			victim, ok2 := inNamespace(m[2], ns)
+			if ok1 && ok2 {
+				victims[victim] = preemptedVictim{Preemptor: preemptor, Node: m[3]}
+			}
+		}
+	}
+	return decisions, victims, sc.Err()
+}
+
+func inNamespace(key, ns string) (string, bool) {
+	if len(key) > len(ns)+1 && key[:len(ns)+1] == ns+"/" {
+		return key[len(ns)+1:], true
+	}
+	return "", false
+}
+
+// klogTimeLocal reads the time of a klog line as a time on this machine's
+// clock: klog writes local time without a year, and the scheduler runs here.
+func klogTimeLocal(line string) time.Time {
+	m := klogTime.FindStringSubmatch(line)
+	if m == nil {
+		return time.Time{}
+	}
+	t, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local)
+	if err != nil {
+		return time.Time{}
+	}
+	now := time.Now()
+	t = t.AddDate(now.Year(), 0, 0)
+	if t.After(now.Add(24 * time.Hour)) { // a log from last December, read in January
+		t = t.AddDate(-1, 0, 0)
+	}
+	return t
+}
+
+// checkPreemptions checks, from chapter 09 on, the preemption invariants:
+//   - every pod deleted by neither the churn nor PodGC was a victim the
+//     scheduler logged for a preemptor of strictly higher priority, on the
+//     node the victim was bound to, and carried the DisruptionTarget
+//     condition;
+//   - no pod preempted although it fitted a node without it (see
+//     roomWithout).
+func (c *chaos) checkPreemptions() {
+	if c.sched.Chapter < PreemptionChapter || c.history == nil {
+		return
+	}
+	decisions, victims, err := readPreemptionLog(c.report.Log, c.ns)
+	if err != nil {
+		c.violate("reading the scheduler log: %v", err)
+		return
+	}
+	deleted := c.history.Deleted()
+	for _, name := range slices.Sorted(maps.Keys(deleted)) {
+		if _, churned := c.churned.Load(name); churned {
+			continue
+		}
+		pod := deleted[name]
+		v, ok := victims[name]
+		switch {
+		case !ok:
+			c.violate("pod %s was deleted, neither by the churn nor as a preemption victim the scheduler logged", name)
+			continue
+		case pod.Spec.NodeName != v.Node:
+			c.violate("pod %s was preempted for %s on node %s, but was bound to %q", name, v.Preemptor, v.Node, pod.Spec.NodeName)
+		case c.priority(v.Preemptor) <= c.priority(name):
+			c.violate("pod %s (priority %d) was preempted for %s, of priority %d", name, c.priority(name), v.Preemptor, c.priority(v.Preemptor))
+		case !hasCondition(pod, v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler):
+			c.violate("pod %s was preempted without the DisruptionTarget condition", name)
+		}
+		c.report.Victims++
+	}
+	bindings, nodeChanges, err := readAudit(c.r.Cluster.AuditLog, c.ns, c.start)
+	if err != nil {
+		c.violate("reading the audit log: %v", err)
+		return
+	}
+	deletedAt, nominatedAt := c.history.DeletedAt(), c.history.NominatedAt()
+	for _, d := range decisions {
+		c.report.Preemptions++
+		if !c.outage[0].IsZero() && d.At.After(c.outage[0].Add(-time.Second)) && d.At.Before(c.outage[1].Add(preemptionLag)) {
+			// The scheduler's view of the cluster is stale around the
+			// apiserver's restart: what it did not see cannot be held
+			// against it.
+			continue
+		}
+		c.report.PreemptionsChecked++
+		if node, free := roomWithout(c.pods[d.Pod], c.priority, d.At, nodeChanges, bindings, deletedAt, nominatedAt, c.pods); node != "" {
+			c.violate("pod %s preempted on node %s at %s although node %s had room for it from %s before (%s)",
+				d.Pod, d.Node, d.At.Format(time.StampMicro), node, preemptionLag, free)
+		}
+	}
+}
+
+// preemptionLag is how long the scheduler may take to see a change of the
+// cluster (a pod deleted, a node added), and bindingLag how long after a
+// pod was assumed its Binding may reach the apiserver through the client's
+// rate limiter.
+const (
+	preemptionLag = 3 * time.Second
+	bindingLag    = 30 * time.Second
+)
+
+// roomWithout returns a node where pod fitted without preempting anyone
+// throughout the preemptionLag before at, and what was left there, or ""
+// when there is none. It gives the scheduler every benefit of the doubt: a
+// node must have existed, unchanged enough to fit the pod, through the
+// whole window; it counts on the node every pod whose Binding to it the
+// apiserver accepted up to bindingLag after at (the scheduler may have
+// assumed it before), until that pod's deletion was seen before the window;
+// and every pod of at least the same priority nominated to it up to then,
+// whose room the scheduler holds. A node that still had room for the pod is
+// a preemption that was not needed.
+func roomWithout(pod *v1.Pod, priority func(string) int32, at time.Time, nodeChanges map[string][]nodeChange,
+	bindings []binding, deletedAt map[string]time.Time, nominatedAt map[string]map[string]time.Time, pods map[string]*v1.Pod) (string, string) {
+	if pod == nil {
+		return "", ""
+	}
+	from := at.Add(-preemptionLag)
+	until := at.Add(bindingLag)
+	gone := func(name string) bool { t, ok := deletedAt[name]; return ok && t.Before(from) }
+	for _, node := range slices.Sorted(maps.Keys(nodeChanges)) {
+		changes := nodeChanges[node]
+		states := nodesAt(changes, from)
+		for _, ch := range changes {
+			if ch.Received.After(from) && !ch.Received.After(at) {
+				states = append(states, ch.Node)
+			}
+		}
+		fits := true
+		for _, n := range states {
+			if n == nil || staticFit(pod, n) != "" {
+				fits = false
+				break
+			}
+		}
+		if !fits {
+			continue
+		}
+		counted := map[string]bool{pod.Name: true}
+		used := map[string]v1.ResourceList{}
+		for _, b := range bindings {
+			if b.Node == node && b.Code < 300 && !b.At.After(until) && !counted[b.Pod] && !gone(b.Pod) && pods[b.Pod] != nil {
+				counted[b.Pod] = true
+				addTo(used, node, pods[b.Pod])
+			}
+		}
+		for name, byNode := range nominatedAt {
+			t, ok := byNode[node]
+			if ok && !t.After(until) && !counted[name] && !gone(name) && pods[name] != nil && priority(name) >= priority(pod.Name) {
+				counted[name] = true
+				addTo(used, node, pods[name])
+			}
+		}
+		addTo(used, node, pod)
+		if overCommitted(used[node], states[0].Status.Allocatable) == "" {
+			cpu, allocatable := used[node][v1.ResourceCPU], states[0].Status.Allocatable[v1.ResourceCPU]
+			return node, fmt.Sprintf("%s cpu requested with the pod, of %s", cpu.String(), allocatable.String())
+		}
+	}
+	return "", ""
+}
+
+// checkNominationsEnd waits, from chapter 09 on, until every pod that was
+// ever nominated is bound, deleted, or no longer nominated: a nomination
+// ends in a binding or is cleared. The scheduler retries a pending pod at
+// least every 30 s here (--pod-max-in-unschedulable-pods-duration), and a
+// retry that cannot preempt clears the nomination, so a minute is enough.
+func (c *chaos) checkNominationsEnd(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	c.report.Nominated = len(c.history.Nominations())
+	err := poll(ctx, "every nomination to end in a binding or be cleared", func() (bool, string, error) {
+		pods, err := c.currentPods(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		for _, name := range slices.Sorted(maps.Keys(pods)) {
+			p := pods[name]
+			if p.Spec.NodeName == "" && p.Status.NominatedNodeName != "" {
+				return false, fmt.Sprintf("pod %s is still nominated to %s and unbound", name, p.Status.NominatedNodeName), nil
+			}
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		c.violate("%v", err)
+	}
+}
