@@ -159,8 +159,8 @@ func klogTimeLocal(line string) time.Time {
 // checkPreemptions checks, from chapter 09 on, the preemption invariants:
 //   - every pod deleted by neither the churn nor PodGC was a victim the
 //     scheduler logged for a preemptor of strictly higher priority, on the
-//     node the victim was bound to, and carried the DisruptionTarget
-//     condition;
+//     node the victim was bound or assumed to, and carried the
+//     DisruptionTarget condition;
 //   - no pod preempted although it fitted a node without it (see
 //     roomWithout).
 func (c *chaos) checkPreemptions() {
@@ -171,6 +171,19 @@ func (c *chaos) checkPreemptions() {
 	if err != nil {
 		c.violate("reading the scheduler log: %v", err)
 		return
+	}
+	_, binds, err := readChaosLog(c.report.Log, c.ns)
+	if err != nil {
+		c.violate("reading the scheduler log: %v", err)
+		return
+	}
+	// A victim may be a pod the scheduler had assumed on the node, its
+	// Binding still on its way: upstream's GetVictimsOnNode takes every pod
+	// of the NodeInfo, assumed ones too, and the asynchronous preemption
+	// deletes what it chose even if that Binding failed meanwhile.
+	assumed := map[[2]string]bool{}
+	for _, b := range binds {
+		assumed[[2]string{b.Pod, b.Node}] = true
 	}
 	deleted := c.history.Deleted()
 	for _, name := range slices.Sorted(maps.Keys(deleted)) {
@@ -183,8 +196,8 @@ func (c *chaos) checkPreemptions() {
 		case !ok:
 			c.violate("pod %s was deleted, neither by the churn nor as a preemption victim the scheduler logged", name)
 			continue
-		case pod.Spec.NodeName != v.Node:
-			c.violate("pod %s was preempted for %s on node %s, but was bound to %q", name, v.Preemptor, v.Node, pod.Spec.NodeName)
+		case pod.Spec.NodeName != v.Node && !assumed[[2]string{name, v.Node}]:
+			c.violate("pod %s was preempted for %s on node %s, but was neither bound (%q) nor assumed there", name, v.Preemptor, v.Node, pod.Spec.NodeName)
 		case c.priority(v.Preemptor) <= c.priority(name):
 			c.violate("pod %s (priority %d) was preempted for %s, of priority %d", name, c.priority(name), v.Preemptor, c.priority(v.Preemptor))
 		case !hasCondition(pod, v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler):
