@@ -77,6 +77,8 @@ type Result struct {
 	// shares with kube-apiserver and etcd, every CPU second a scheduler
 	// spends is one the apiserver does not get.
 	CPUSeconds float64 `json:"cpuSeconds"`
+	// Phases, for the preemption workloads, splits a preemptor's time.
+	Phases *Phases `json:"phases,omitempty"`
 }
 
 // measured labels the pods whose scheduling is measured.
@@ -276,19 +278,40 @@ func benchNode(name string, labels map[string]string) *v1.Node {
 // createPods creates n pods as scheduler_perf's pod-default.yaml: 100m CPU
 // and 500Mi, for the mini-scheduler, with labels and a node selector.
 func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix string, n int, labels, nodeSelector map[string]string) error {
+	return createFromTemplate(ctx, client, ns, prefix, n, podTemplate{CPU: "100m", Labels: labels, NodeSelector: nodeSelector})
+}
+
+// podTemplate is what differs between scheduler_perf's pod templates.
+type podTemplate struct {
+	CPU               string
+	Labels            map[string]string
+	NodeSelector      map[string]string
+	PriorityClassName string
+	// Graceless sets terminationGracePeriodSeconds 0, as
+	// pod-low-priority.yaml does: a victim's deletion is then immediate.
+	Graceless bool
+}
+
+// createFromTemplate creates n pods named prefix-NNNNN: the template's CPU
+// and 500Mi, for the mini-scheduler.
+func createFromTemplate(ctx context.Context, client kubernetes.Interface, ns, prefix string, n int, t podTemplate) error {
 	return forEach(ctx, n, func(i int) error {
 		pod := &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%05d", prefix, i), Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%05d", prefix, i), Labels: t.Labels},
 			Spec: v1.PodSpec{
-				SchedulerName: e2e.DefaultSchedulerName,
-				NodeSelector:  nodeSelector,
+				SchedulerName:     e2e.DefaultSchedulerName,
+				NodeSelector:      t.NodeSelector,
+				PriorityClassName: t.PriorityClassName,
 				Containers: []v1.Container{{
 					Name: "pause", Image: "registry.k8s.io/pause:3.10",
 					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-						v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("500Mi"),
+						v1.ResourceCPU: resource.MustParse(t.CPU), v1.ResourceMemory: resource.MustParse("500Mi"),
 					}},
 				}},
 			},
+		}
+		if t.Graceless {
+			pod.Spec.TerminationGracePeriodSeconds = new(int64)
 		}
 		_, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		return err

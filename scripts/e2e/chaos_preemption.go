@@ -200,7 +200,9 @@ func (c *chaos) checkPreemptions() {
 			c.violate("pod %s was preempted for %s on node %s, but was neither bound (%q) nor assumed there", name, v.Preemptor, v.Node, pod.Spec.NodeName)
 		case c.priority(v.Preemptor) <= c.priority(name):
 			c.violate("pod %s (priority %d) was preempted for %s, of priority %d", name, c.priority(name), v.Preemptor, c.priority(v.Preemptor))
-		case !hasCondition(pod, v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler):
+		case !c.history.Disrupted(name) && !c.aroundOutage(c.history.DeletedAt()[name]):
+			// Around the restart, the watch relists and may skip the state
+			// that had the condition.
 			c.violate("pod %s was preempted without the DisruptionTarget condition", name)
 		}
 		c.report.Victims++
@@ -213,7 +215,7 @@ func (c *chaos) checkPreemptions() {
 	deletedAt, nominatedAt := c.history.DeletedAt(), c.history.NominatedAt()
 	for _, d := range decisions {
 		c.report.Preemptions++
-		if !c.outage[0].IsZero() && d.At.After(c.outage[0].Add(-time.Second)) && d.At.Before(c.outage[1].Add(preemptionLag)) {
+		if c.aroundOutage(d.At) {
 			// The scheduler's view of the cluster is stale around the
 			// apiserver's restart: what it did not see cannot be held
 			// against it.
@@ -225,6 +227,12 @@ func (c *chaos) checkPreemptions() {
 				d.Pod, d.Node, d.At.Format(time.StampMicro), node, preemptionLag, free)
 		}
 	}
+}
+
+// aroundOutage says whether t falls from a second before kube-apiserver was
+// stopped to preemptionLag after it answered again.
+func (c *chaos) aroundOutage(t time.Time) bool {
+	return !c.outage[0].IsZero() && t.After(c.outage[0].Add(-time.Second)) && t.Before(c.outage[1].Add(preemptionLag))
 }
 
 // preemptionLag is how long the scheduler may take to see a change of the

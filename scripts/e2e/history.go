@@ -27,6 +27,11 @@ type podHistory struct {
 	deleted     map[string]*v1.Pod
 	// deletedAt is when each deletion was seen.
 	deletedAt map[string]time.Time
+	// disrupted holds the pods seen with the DisruptionTarget condition
+	// that preemption sets (reason PreemptionByScheduler). It is kept as
+	// seen: KWOK's pod-ready stage, if it runs late, writes its own list
+	// of conditions over it, which a kubelet's status manager would not.
+	disrupted map[string]bool
 	stop      context.CancelFunc
 }
 
@@ -36,7 +41,7 @@ func watchPods(ctx context.Context, client kubernetes.Interface, ns string) (*po
 	ctx, cancel := context.WithCancel(ctx)
 	h := &podHistory{
 		nominated: map[string][]string{}, nominatedAt: map[string]map[string]time.Time{},
-		deleted: map[string]*v1.Pod{}, deletedAt: map[string]time.Time{}, stop: cancel,
+		deleted: map[string]*v1.Pod{}, deletedAt: map[string]time.Time{}, disrupted: map[string]bool{}, stop: cancel,
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	informer := factory.Core().V1().Pods().Informer()
@@ -64,11 +69,17 @@ func watchPods(ctx context.Context, client kubernetes.Interface, ns string) (*po
 
 func (h *podHistory) seen(obj any) {
 	pod, ok := obj.(*v1.Pod)
-	if !ok || pod.Status.NominatedNodeName == "" {
+	if !ok {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if hasCondition(pod, v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler) {
+		h.disrupted[pod.Name] = true
+	}
+	if pod.Status.NominatedNodeName == "" {
+		return
+	}
 	if !slices.Contains(h.nominated[pod.Name], pod.Status.NominatedNodeName) {
 		h.nominated[pod.Name] = append(h.nominated[pod.Name], pod.Status.NominatedNodeName)
 		if h.nominatedAt[pod.Name] == nil {
@@ -136,6 +147,14 @@ func (h *podHistory) Deleted() map[string]*v1.Pod {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return maps.Clone(h.deleted)
+}
+
+// Disrupted says whether pod was seen with the DisruptionTarget condition
+// of a preemption.
+func (h *podHistory) Disrupted(pod string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.disrupted[pod]
 }
 
 // Stop ends the watch.

@@ -339,7 +339,7 @@ func (ru *run) checkPreemption() []string {
 			problems = append(problems, fmt.Sprintf("pod %s was deleted by the scheduler, but is not an expected victim", name))
 			continue
 		}
-		if !hasCondition(deleted[name], v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler) {
+		if !ru.history.Disrupted(name) {
 			problems = append(problems, fmt.Sprintf("pod %s was preempted without the condition %s with reason %s", name, v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler))
 		}
 	}

@@ -1,0 +1,314 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Names of the preemption workloads, after scheduler_perf's
+// default_preemption/performance-config.yaml.
+const (
+	PreemptionBasic = "PreemptionBasic"
+	PreemptionAsync = "PreemptionAsync"
+)
+
+// PreemptionConfig sizes both preemption workloads. As in scheduler_perf,
+// every node (4 CPUs) first gets four low-priority pods of 900m
+// (pod-low-priority.yaml: priority 0, terminationGracePeriodSeconds 0), so
+// 3.6 CPUs are used; a high-priority pod asks for 3 CPUs
+// (pod-high-priority.yaml: priority 10) and must preempt three of them.
+//   - PreemptionBasic measures Pods high-priority pods.
+//   - PreemptionAsync measures Pods pods of 100m (pod-default.yaml), which
+//     always fit, while a high-priority pod arrives every Interval (200ms
+//     upstream): asynchronous preemption keeps the victims' deletions out
+//     of the scheduling loop, and this shows what that buys.
+type PreemptionConfig struct {
+	Nodes, Pods int
+	Interval    time.Duration
+	Cap         time.Duration
+}
+
+// Phases splits the time of a preemptor into what an observer of the API
+// sees: from its creation to its nomination (the queue, a failed Filter,
+// the dry runs of PostFilter, the status patch); from its nomination to the
+// deletion of the last pod on its node (the victims' deletions); and from
+// there to its binding (the event that requeues it, its second cycle, the
+// Binding). Medians in milliseconds over the preemptors bound to the node
+// they were nominated to.
+type Phases struct {
+	Preemptors int     `json:"preemptors"`
+	Victims    int     `json:"victims"`
+	ToNominate float64 `json:"toNominateMs"`
+	ToDelete   float64 `json:"toDeleteMs"`
+	ToBind     float64 `json:"toBindMs"`
+}
+
+// preemptionWatch follows a preemption workload's pods: bindings of
+// measured pods, and the times of each preemptor's creation, nomination
+// and binding, and of every deletion on each node.
+type preemptionWatch struct {
+	boundMeasured, lastBound atomic.Int64
+	bound                    atomic.Int64
+
+	mu        sync.Mutex
+	created   map[string]time.Time
+	nominated map[string]time.Time
+	nominee   map[string]string
+	boundAt   map[string]time.Time
+	boundTo   map[string]string
+	deletions map[string][]time.Time // node → when its pods were deleted
+	victims   int
+}
+
+func newPreemptionWatch() *preemptionWatch {
+	return &preemptionWatch{
+		created: map[string]time.Time{}, nominated: map[string]time.Time{}, nominee: map[string]string{},
+		boundAt: map[string]time.Time{}, boundTo: map[string]string{}, deletions: map[string][]time.Time{},
+	}
+}
+
+const preemptorLabel = "minisched.io/bench-preemptor"
+
+func (w *preemptionWatch) handlers() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			p := obj.(*v1.Pod)
+			if p.Labels[preemptorLabel] != "" {
+				w.mu.Lock()
+				w.created[p.Name] = time.Now()
+				w.mu.Unlock()
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			old, p := oldObj.(*v1.Pod), newObj.(*v1.Pod)
+			now := time.Now()
+			if old.Spec.NodeName == "" && p.Spec.NodeName != "" {
+				w.bound.Add(1)
+				if p.Labels[measured] != "" {
+					w.boundMeasured.Add(1)
+					w.lastBound.Store(now.UnixNano())
+				}
+			}
+			if p.Labels[preemptorLabel] == "" {
+				return
+			}
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if n := p.Status.NominatedNodeName; n != "" && w.nominee[p.Name] == "" {
+				w.nominated[p.Name], w.nominee[p.Name] = now, n
+			}
+			if old.Spec.NodeName == "" && p.Spec.NodeName != "" {
+				w.boundAt[p.Name], w.boundTo[p.Name] = now, p.Spec.NodeName
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			p, ok := obj.(*v1.Pod)
+			if !ok || p.Spec.NodeName == "" {
+				return
+			}
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.deletions[p.Spec.NodeName] = append(w.deletions[p.Spec.NodeName], time.Now())
+			w.victims++
+		},
+	}
+}
+
+// phases computes the medians over the preemptors bound where they were
+// nominated.
+func (w *preemptionWatch) phases() Phases {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var toNominate, toDelete, toBind []float64
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for pod, nominatedAt := range w.nominated {
+		node, boundAt := w.nominee[pod], w.boundAt[pod]
+		if w.boundTo[pod] != node || boundAt.IsZero() {
+			continue
+		}
+		// The last deletion on the node before the preemptor was bound.
+		var lastDeletion time.Time
+		for _, t := range w.deletions[node] {
+			if t.Before(boundAt) && t.After(lastDeletion) {
+				lastDeletion = t
+			}
+		}
+		if lastDeletion.Before(nominatedAt) {
+			// Deleted before the watch saw the nomination: the status
+			// patch and the deletions raced (asynchronous preemption).
+			lastDeletion = nominatedAt
+		}
+		toNominate = append(toNominate, ms(nominatedAt.Sub(w.created[pod])))
+		toDelete = append(toDelete, ms(lastDeletion.Sub(nominatedAt)))
+		toBind = append(toBind, ms(boundAt.Sub(lastDeletion)))
+	}
+	return Phases{Preemptors: len(toNominate), Victims: w.victims, ToNominate: median(toNominate), ToDelete: median(toDelete), ToBind: median(toBind)}
+}
+
+// RunPreemption runs PreemptionBasic or PreemptionAsync for one scheduler on
+// its own namespace and nodes, and removes them afterwards.
+func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg PreemptionConfig, run int) (Result, error) {
+	client := e.Client
+	res := Result{Name: t.Name}
+	if t.Sched == nil {
+		return res, fmt.Errorf("%s needs a scheduler", workload)
+	}
+	ns, _, err := e.setUp(ctx, map[string]string{PreemptionBasic: "preempt", PreemptionAsync: "preempt-async"}[workload], t, run, cfg.Nodes)
+	defer cleanup(client, ns)
+	if err != nil {
+		return res, err
+	}
+	high := ns + "-high"
+	if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}, Value: 10}, metav1.CreateOptions{}); err != nil {
+		return res, err
+	}
+	defer func() { _ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), high, metav1.DeleteOptions{}) }()
+
+	w := newPreemptionWatch()
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(w.handlers()); err != nil {
+		return res, err
+	}
+	infCtx, stopInformer := context.WithCancel(ctx)
+	defer stopInformer()
+	factory.Start(infCtx.Done())
+	factory.WaitForCacheSync(infCtx.Done())
+
+	proc, err := e.start(t, ns)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = proc.Stop(false) }()
+
+	initPods := 4 * cfg.Nodes
+	if err := createFromTemplate(ctx, client, ns, "low", initPods, podTemplate{CPU: "900m", Graceless: true}); err != nil {
+		return res, err
+	}
+	if err := waitFor(ctx, 5*time.Minute, func() bool { return w.bound.Load() >= int64(initPods) }); err != nil {
+		return res, fmt.Errorf("the %d low-priority pods were not scheduled: %w", initPods, err)
+	}
+
+	cpuAtStart, _ := cpuSeconds(proc.Pid())
+	preemptor := podTemplate{CPU: "3", PriorityClassName: high, Labels: map[string]string{preemptorLabel: "true"}}
+	s := newSampler(time.Second)
+	start := time.Now()
+	measureCtx, stopMeasure := context.WithCancel(ctx)
+	defer stopMeasure()
+	createErr := make(chan error, 2)
+	churnDone := make(chan struct{})
+	switch workload {
+	case PreemptionBasic:
+		close(churnDone)
+		preemptor.Labels[measured] = "true"
+		go func() { createErr <- createFromTemplate(measureCtx, client, ns, "high", cfg.Pods, preemptor) }()
+	case PreemptionAsync:
+		// One high-priority pod every Interval, at most one per node (a
+		// node holds one), until the measured pods are scheduled.
+		go func() {
+			defer close(churnDone)
+			tick := time.NewTicker(cfg.Interval)
+			defer tick.Stop()
+			for i := 0; i < cfg.Nodes; i++ {
+				select {
+				case <-measureCtx.Done():
+					return
+				case <-tick.C:
+				}
+				if err := createFromTemplate(measureCtx, client, ns, fmt.Sprintf("high-%05d", i), 1, preemptor); err != nil && measureCtx.Err() == nil {
+					createErr <- err
+					return
+				}
+			}
+		}()
+		go func() {
+			createErr <- createFromTemplate(measureCtx, client, ns, "measured", cfg.Pods, podTemplate{CPU: "100m", Labels: map[string]string{measured: "true"}})
+		}()
+	default:
+		return res, fmt.Errorf("unknown workload %q", workload)
+	}
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	deadline := time.After(cfg.Cap)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case err := <-createErr:
+			if err != nil {
+				return res, err
+			}
+		case <-deadline:
+			res.DNF = true
+			break loop
+		case now := <-ticker.C:
+			n := int(w.boundMeasured.Load())
+			s.observe(now, n)
+			if n >= cfg.Pods {
+				break loop
+			}
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	stopMeasure()
+	<-churnDone
+	res.Scheduled = int(w.boundMeasured.Load())
+	if last := time.Unix(0, w.lastBound.Load()); res.Scheduled > 0 && last.After(start) {
+		res.Overall = float64(res.Scheduled) / last.Sub(start).Seconds()
+	}
+	res.Throughput = Summarize(s.samples)
+	if proc.Exited() {
+		return res, fmt.Errorf("%s exited: %v", t.Name, proc.Err())
+	}
+	res.PeakRSS, _ = peakRSS(proc.Pid())
+	if cpu, err := cpuSeconds(proc.Pid()); err == nil {
+		res.CPUSeconds = cpu - cpuAtStart
+	}
+	p := w.phases()
+	res.Phases = &p
+	return res, nil
+}
+
+// MedianPhases takes, target by target, the median of each phase over the
+// runs, in the order of MedianBasic.
+func MedianPhases(runs [][]Result, medians []Result) {
+	for i := range medians {
+		var n, victims []int
+		var nominate, del, bind []float64
+		for _, run := range runs {
+			for _, r := range run {
+				if r.Name == medians[i].Name && r.Phases != nil {
+					n, victims = append(n, r.Phases.Preemptors), append(victims, r.Phases.Victims)
+					nominate, del, bind = append(nominate, r.Phases.ToNominate), append(del, r.Phases.ToDelete), append(bind, r.Phases.ToBind)
+				}
+			}
+		}
+		if len(n) > 0 {
+			medians[i].Phases = &Phases{Preemptors: median(n), Victims: median(victims), ToNominate: median(nominate), ToDelete: median(del), ToBind: median(bind)}
+		}
+	}
+}
+
+// phaseNames are the columns of the phases, for the reports.
+var phaseNames = []string{"created→nominated ms", "nominated→victims gone ms", "victims gone→bound ms"}
+
+// PhaseRow formats a result's phases for a table ("–" without them).
+func PhaseRow(r Result) []string {
+	if r.Phases == nil || r.Phases.Preemptors == 0 {
+		return []string{"–", "–", "–", "–"}
+	}
+	p := r.Phases
+	return []string{fmt.Sprintf("%d/%d", p.Preemptors, p.Victims), fmt.Sprintf("%.0f", p.ToNominate), fmt.Sprintf("%.0f", p.ToDelete), fmt.Sprintf("%.0f", p.ToBind)}
+}
