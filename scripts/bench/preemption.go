@@ -174,7 +174,9 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}, Value: 10}, metav1.CreateOptions{}); err != nil {
 		return res, err
 	}
-	defer func() { _ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), high, metav1.DeleteOptions{}) }()
+	defer func() {
+		_ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), high, metav1.DeleteOptions{})
+	}()
 
 	w := newPreemptionWatch()
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))

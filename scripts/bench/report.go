@@ -11,6 +11,7 @@ import (
 const (
 	Ceiling          = "bind ceiling"
 	UpstreamLike08   = "kube-scheduler (like 08)"
+	UpstreamLike09   = "kube-scheduler (like 09)"
 	UpstreamDefaults = "kube-scheduler (defaults)"
 )
 
@@ -31,6 +32,13 @@ type Report struct {
 	// Profiled is the extra run of the profiled chapter (not in the
 	// medians: profiling costs a little CPU).
 	Profiled Result `json:"profiled"`
+	// Preemption sizes PreemptionBasic and PreemptionAsync, which run the
+	// chapters from 09 on and kube-scheduler like 09.
+	Preemption            PreemptionConfig `json:"preemptionConfig"`
+	PreemptionBasicRuns   [][]Result       `json:"preemptionBasicRuns,omitempty"`
+	PreemptionAsyncRuns   [][]Result       `json:"preemptionAsyncRuns,omitempty"`
+	PreemptionBasicMedian []Result         `json:"preemptionBasicMedian,omitempty"`
+	PreemptionAsyncMedian []Result         `json:"preemptionAsyncMedian,omitempty"`
 }
 
 // Check is one of issue 6's targets, judged on the medians.
@@ -164,6 +172,28 @@ func Judge(basic []Result, requeue []RequeueResult, chapter08, chapter06 string)
 	return append(checks, c)
 }
 
+// JudgePreemption checks issue 15's target on the medians: the chapter's
+// average throughput at least 1.0× kube-scheduler configured like 09, on
+// each preemption workload. It is reported, never asserted.
+func JudgePreemption(basic, async []Result, chapter09 string) []Check {
+	var checks []Check
+	for _, w := range []struct {
+		name string
+		rs   []Result
+	}{{PreemptionBasic, basic}, {PreemptionAsync, async}} {
+		c := Check{Target: fmt.Sprintf("%s %s ≥ 1.0× %s", chapter09, w.name, UpstreamLike09), Measured: "not measured"}
+		ours, ok1 := find(w.rs, func(r Result) string { return r.Name }, chapter09)
+		theirs, ok2 := find(w.rs, func(r Result) string { return r.Name }, UpstreamLike09)
+		if ok1 && ok2 && theirs.Throughput.Average > 0 {
+			r := ours.Throughput.Average / theirs.Throughput.Average
+			c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)
+			c.Met = r >= 1.0 && !ours.DNF
+		}
+		checks = append(checks, c)
+	}
+	return checks
+}
+
 // Markdown renders the report's tables for docs/benchmarks.md; svg is the
 // chart's path relative to the page.
 func (r *Report) Markdown(svg string) string {
@@ -212,6 +242,14 @@ func (r *Report) Markdown(svg string) string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %.2f | %d | %s | %s |\n", x.Name, x.Attempts, x.AttemptsPerPod(), x.Wasted, rel, bound)
 	}
+	if len(r.PreemptionBasicMedian) > 0 {
+		fmt.Fprintf(&b, "\n**%s**: %d nodes of 4 CPUs, each with four low-priority pods of 900m; %d measured pods of priority 10 asking for 3 CPUs, each of which must preempt three; cap %s.\n\n",
+			PreemptionBasic, r.Preemption.Nodes, r.Preemption.Pods, r.Preemption.Cap)
+		r.preemptionTable(&b, r.PreemptionBasicMedian)
+		fmt.Fprintf(&b, "\n**%s**: the same nodes and low-priority pods; %d measured pods of 100m, which always fit, while a pod of priority 10 asking for 3 CPUs arrives every %s (at most one per node) and preempts; cap %s.\n\n",
+			PreemptionAsync, r.Preemption.Pods, r.Preemption.Interval, r.Preemption.Cap)
+		r.preemptionTable(&b, r.PreemptionAsyncMedian)
+	}
 	b.WriteString("\n**Targets** (on the medians):\n\n| target | measured | met |\n|---|---|---|\n")
 	for _, c := range r.Targets {
 		met := "no"
@@ -221,6 +259,26 @@ func (r *Report) Markdown(svg string) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Target, c.Measured, met)
 	}
 	return b.String()
+}
+
+// preemptionTable renders one preemption workload's medians, with the
+// phases of the preemptors.
+func (r *Report) preemptionTable(b *strings.Builder, rs []Result) {
+	up, _ := find(rs, func(x Result) string { return x.Name }, UpstreamLike09)
+	b.WriteString("| scheduler | average pods/s | p50 | p90 | p99 | overall | × kube-scheduler (like 09) | measured pods scheduled | preemptors/victims | " + strings.Join(phaseNames, " | ") + " |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range rs {
+		done := fmt.Sprintf("%d in %.1f s", x.Scheduled, x.Seconds)
+		if x.DNF {
+			done = fmt.Sprintf("DNF: %d in %.0f s", x.Scheduled, x.Seconds)
+		}
+		rel := "–"
+		if up.Throughput.Average > 0 {
+			rel = fmt.Sprintf("%.2f×", x.Throughput.Average/up.Throughput.Average)
+		}
+		fmt.Fprintf(b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s | %s |\n", x.Name, x.Throughput.Average, x.Throughput.Perc50, x.Throughput.Perc90, x.Throughput.Perc99, x.Overall,
+			rel, done, strings.Join(PhaseRow(x), " | "))
+	}
 }
 
 // SVG draws the median average throughput of each scheduler as horizontal

@@ -88,46 +88,82 @@ type preemptedVictim struct {
 	Preemptor, Node string
 }
 
+// schedulerView is what a chapter's log (-v=3) says it knew, and when:
+// after an apiserver restart its informers may take many seconds to catch
+// up, so the cluster's own record is no measure of what it had seen.
+type schedulerView struct {
+	decisions []preemptionDecision
+	victims   map[string]preemptedVictim
+	// nodeAdded is when it first saw each node; podGone when it saw each
+	// pod of the namespace deleted; nominated when it nominated each pod
+	// to each node.
+	nodeAdded map[string]time.Time
+	podGone   map[string]time.Time
+	nominated map[string]map[string]time.Time
+}
+
 var (
 	decisionPreemptionLine = regexp.MustCompile(`"the target node for the preemption is determined"`)
 	victimLine             = regexp.MustCompile(`"Preemptor Pod preempted victim Pod" preemptor="([^"]+)" victim="([^"]+)" node="([^"]+)"`)
+	nodeAddedLine          = regexp.MustCompile(`"Add event for node" node="([^"]+)"`)
+	podDeletedLine         = regexp.MustCompile(`"Delete event for (?:un)?scheduled pod" pod="([^"]+)"`)
+	nominationLine         = regexp.MustCompile(`"Updating pod condition and nominated node name" pod="([^"]+)" nominatedNodeName="([^"]+)"`)
 )
 
-// readPreemptionLog reads a chapter's log (chapter 09 on, -v=2 or more) for
-// the preemptions of namespace ns: each decision (preemption.go's
-// Evaluator.Preempt logs the chosen node) with its time, and each victim
-// deleted (executor.go's preemptPod logs the preemptor and the node).
-func readPreemptionLog(path, ns string) ([]preemptionDecision, map[string]preemptedVictim, error) {
+// readSchedulerView reads a chapter's log (chapter 09 on, -v=3) for namespace
+// ns: each preemption decision (preemption.go's Evaluator.Preempt logs the
+// chosen node), each victim deleted (executor.go's preemptPod logs the
+// preemptor and the node), each nomination (schedule_one.go's updatePod),
+// and when the event handlers saw nodes added and pods deleted.
+func readSchedulerView(path, ns string) (*schedulerView, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
-	var decisions []preemptionDecision
-	victims := map[string]preemptedVictim{}
+	v := &schedulerView{victims: map[string]preemptedVictim{}, nodeAdded: map[string]time.Time{}, podGone: map[string]time.Time{}, nominated: map[string]map[string]time.Time{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
+		at := klogTimeLocal(line)
 		switch {
 		case decisionPreemptionLine.MatchString(line):
-			p, n, at := podKey.FindStringSubmatch(line), nodeKey.FindStringSubmatch(line), klogTimeLocal(line)
+			p, n := podKey.FindStringSubmatch(line), nodeKey.FindStringSubmatch(line)
 			if p == nil || n == nil || at.IsZero() {
-				return nil, nil, fmt.Errorf("%s: cannot read %q", path, line)
+				return nil, fmt.Errorf("%s: cannot read %q", path, line)
 			}
 			if pod, ok := inNamespace(p[1], ns); ok {
-				decisions = append(decisions, preemptionDecision{Pod: pod, Node: n[1], At: at})
+				v.decisions = append(v.decisions, preemptionDecision{Pod: pod, Node: n[1], At: at})
 			}
 		case victimLine.MatchString(line):
 			m := victimLine.FindStringSubmatch(line)
 			preemptor, ok1 := inNamespace(m[1], ns)
 			victim, ok2 := inNamespace(m[2], ns)
 			if ok1 && ok2 {
-				victims[victim] = preemptedVictim{Preemptor: preemptor, Node: m[3]}
+				v.victims[victim] = preemptedVictim{Preemptor: preemptor, Node: m[3]}
+			}
+		case nodeAddedLine.MatchString(line):
+			if n := nodeAddedLine.FindStringSubmatch(line)[1]; v.nodeAdded[n].IsZero() {
+				v.nodeAdded[n] = at
+			}
+		case podDeletedLine.MatchString(line):
+			if pod, ok := inNamespace(podDeletedLine.FindStringSubmatch(line)[1], ns); ok {
+				v.podGone[pod] = at
+			}
+		case nominationLine.MatchString(line):
+			m := nominationLine.FindStringSubmatch(line)
+			if pod, ok := inNamespace(m[1], ns); ok {
+				if v.nominated[pod] == nil {
+					v.nominated[pod] = map[string]time.Time{}
+				}
+				if _, seen := v.nominated[pod][m[2]]; !seen {
+					v.nominated[pod][m[2]] = at
+				}
 			}
 		}
 	}
-	return decisions, victims, sc.Err()
+	return v, sc.Err()
 }
 
 func inNamespace(key, ns string) (string, bool) {
@@ -167,11 +203,12 @@ func (c *chaos) checkPreemptions() {
 	if c.sched.Chapter < PreemptionChapter || c.history == nil {
 		return
 	}
-	decisions, victims, err := readPreemptionLog(c.report.Log, c.ns)
+	view, err := readSchedulerView(c.report.Log, c.ns)
 	if err != nil {
 		c.violate("reading the scheduler log: %v", err)
 		return
 	}
+	victims := view.victims
 	_, binds, err := readChaosLog(c.report.Log, c.ns)
 	if err != nil {
 		c.violate("reading the scheduler log: %v", err)
@@ -200,9 +237,9 @@ func (c *chaos) checkPreemptions() {
 			c.violate("pod %s was preempted for %s on node %s, but was neither bound (%q) nor assumed there", name, v.Preemptor, v.Node, pod.Spec.NodeName)
 		case c.priority(v.Preemptor) <= c.priority(name):
 			c.violate("pod %s (priority %d) was preempted for %s, of priority %d", name, c.priority(name), v.Preemptor, c.priority(v.Preemptor))
-		case !c.history.Disrupted(name) && !c.aroundOutage(c.history.DeletedAt()[name]):
-			// Around the restart, the watch relists and may skip the state
-			// that had the condition.
+		case !c.history.Disrupted(name) && !c.history.Missed(name):
+			// A deletion the watch missed (it relisted) may have taken
+			// the state with the condition with it.
 			c.violate("pod %s was preempted without the DisruptionTarget condition", name)
 		}
 		c.report.Victims++
@@ -212,8 +249,7 @@ func (c *chaos) checkPreemptions() {
 		c.violate("reading the audit log: %v", err)
 		return
 	}
-	deletedAt, nominatedAt := c.history.DeletedAt(), c.history.NominatedAt()
-	for _, d := range decisions {
+	for _, d := range view.decisions {
 		c.report.Preemptions++
 		if c.aroundOutage(d.At) {
 			// The scheduler's view of the cluster is stale around the
@@ -222,7 +258,7 @@ func (c *chaos) checkPreemptions() {
 			continue
 		}
 		c.report.PreemptionsChecked++
-		if node, free := roomWithout(c.pods[d.Pod], c.priority, d.At, nodeChanges, bindings, deletedAt, nominatedAt, c.pods); node != "" {
+		if node, free := roomWithout(c.pods[d.Pod], c.priority, d.At, nodeChanges, bindings, view, c.pods); node != "" {
 			c.violate("pod %s preempted on node %s at %s although node %s had room for it from %s before (%s)",
 				d.Pod, d.Node, d.At.Format(time.StampMicro), node, preemptionLag, free)
 		}
@@ -235,10 +271,9 @@ func (c *chaos) aroundOutage(t time.Time) bool {
 	return !c.outage[0].IsZero() && t.After(c.outage[0].Add(-time.Second)) && t.Before(c.outage[1].Add(preemptionLag))
 }
 
-// preemptionLag is how long the scheduler may take to see a change of the
-// cluster (a pod deleted, a node added), and bindingLag how long after a
-// pod was assumed its Binding may reach the apiserver through the client's
-// rate limiter.
+// preemptionLag is the window before a decision through which a node must
+// have had room, and bindingLag how long after a pod was assumed its
+// Binding may reach the apiserver through the client's rate limiter.
 const (
 	preemptionLag = 3 * time.Second
 	bindingLag    = 30 * time.Second
@@ -248,21 +283,25 @@ const (
 // throughout the preemptionLag before at, and what was left there, or ""
 // when there is none. It gives the scheduler every benefit of the doubt: a
 // node must have existed, unchanged enough to fit the pod, through the
-// whole window; it counts on the node every pod whose Binding to it the
-// apiserver accepted up to bindingLag after at (the scheduler may have
-// assumed it before), until that pod's deletion was seen before the window;
-// and every pod of at least the same priority nominated to it up to then,
-// whose room the scheduler holds. A node that still had room for the pod is
-// a preemption that was not needed.
+// whole window, and the scheduler must have seen it added before; it
+// counts on the node every pod whose Binding to it the apiserver accepted
+// up to bindingLag after at (the scheduler may have assumed it before),
+// unless the scheduler had seen that pod deleted before the window; and
+// every pod of at least the same priority the scheduler had nominated to
+// it by then, whose room it holds. A node that still had room for the pod
+// is a preemption that was not needed.
 func roomWithout(pod *v1.Pod, priority func(string) int32, at time.Time, nodeChanges map[string][]nodeChange,
-	bindings []binding, deletedAt map[string]time.Time, nominatedAt map[string]map[string]time.Time, pods map[string]*v1.Pod) (string, string) {
+	bindings []binding, view *schedulerView, pods map[string]*v1.Pod) (string, string) {
 	if pod == nil {
 		return "", ""
 	}
 	from := at.Add(-preemptionLag)
 	until := at.Add(bindingLag)
-	gone := func(name string) bool { t, ok := deletedAt[name]; return ok && t.Before(from) }
+	gone := func(name string) bool { t, ok := view.podGone[name]; return ok && t.Before(from) }
 	for _, node := range slices.Sorted(maps.Keys(nodeChanges)) {
+		if added, ok := view.nodeAdded[node]; !ok || !added.Before(from) {
+			continue
+		}
 		changes := nodeChanges[node]
 		states := nodesAt(changes, from)
 		for _, ch := range changes {
@@ -288,9 +327,9 @@ func roomWithout(pod *v1.Pod, priority func(string) int32, at time.Time, nodeCha
 				addTo(used, node, pods[b.Pod])
 			}
 		}
-		for name, byNode := range nominatedAt {
+		for name, byNode := range view.nominated {
 			t, ok := byNode[node]
-			if ok && !t.After(until) && !counted[name] && !gone(name) && pods[name] != nil && priority(name) >= priority(pod.Name) {
+			if ok && !t.After(at) && !counted[name] && !gone(name) && pods[name] != nil && priority(name) >= priority(pod.Name) {
 				counted[name] = true
 				addTo(used, node, pods[name])
 			}

@@ -130,6 +130,16 @@ func UpstreamBenchSchedulers(toolsDir, dir string, client Client) (like08, defau
 	return
 }
 
+// UpstreamBenchLike returns kube-scheduler configured like the chapter
+// (OpportunisticBatching off), with the given client and at the default
+// verbosity, labelled "kube-scheduler (like NN)": make bench runs it like
+// 09 beside chapter 09 on the preemption workloads.
+func UpstreamBenchLike(toolsDir, dir string, chapter int, client Client) (Scheduler, error) {
+	return upstreamScheduler(toolsDir, dir, fmt.Sprintf("kube-scheduler-like-%02d.yaml", chapter),
+		func(kubeconfig string) string { return UpstreamConfig(chapter, kubeconfig, client) },
+		chapter, fmt.Sprintf("kube-scheduler (like %02d)", chapter), "--feature-gates=OpportunisticBatching=false")
+}
+
 func upstreamScheduler(toolsDir, dir, file string, config func(kubeconfig string) string, chapter int, label string, flags ...string) (Scheduler, error) {
 	bin, err := filepath.Abs(filepath.Join(toolsDir, "bin", "kube-scheduler"))
 	if err != nil {

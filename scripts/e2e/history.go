@@ -22,17 +22,16 @@ import (
 type podHistory struct {
 	mu        sync.Mutex
 	nominated map[string][]string
-	// nominatedAt is when each (pod, node) nomination was first seen.
-	nominatedAt map[string]map[string]time.Time
-	deleted     map[string]*v1.Pod
-	// deletedAt is when each deletion was seen.
-	deletedAt map[string]time.Time
-	// disrupted holds the pods seen with the DisruptionTarget condition
-	// that preemption sets (reason PreemptionByScheduler). It is kept as
-	// seen: KWOK's pod-ready stage, if it runs late, writes its own list
-	// of conditions over it, which a kubelet's status manager would not.
+	deleted   map[string]*v1.Pod
+	// disrupted holds the pods seen, at any moment, with the
+	// DisruptionTarget condition that preemption sets (reason
+	// PreemptionByScheduler).
 	disrupted map[string]bool
-	stop      context.CancelFunc
+	// tombstones holds the pods whose deletion the watch missed (it
+	// relisted, e.g. across an apiserver restart): their last state is
+	// unknown.
+	tombstones map[string]bool
+	stop       context.CancelFunc
 }
 
 // watchPods starts recording the pods of namespace ns. It returns once the
@@ -40,8 +39,8 @@ type podHistory struct {
 func watchPods(ctx context.Context, client kubernetes.Interface, ns string) (*podHistory, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &podHistory{
-		nominated: map[string][]string{}, nominatedAt: map[string]map[string]time.Time{},
-		deleted: map[string]*v1.Pod{}, deletedAt: map[string]time.Time{}, disrupted: map[string]bool{}, stop: cancel,
+		nominated: map[string][]string{},
+		deleted:   map[string]*v1.Pod{}, disrupted: map[string]bool{}, tombstones: map[string]bool{}, stop: cancel,
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	informer := factory.Core().V1().Pods().Informer()
@@ -82,16 +81,13 @@ func (h *podHistory) seen(obj any) {
 	}
 	if !slices.Contains(h.nominated[pod.Name], pod.Status.NominatedNodeName) {
 		h.nominated[pod.Name] = append(h.nominated[pod.Name], pod.Status.NominatedNodeName)
-		if h.nominatedAt[pod.Name] == nil {
-			h.nominatedAt[pod.Name] = map[string]time.Time{}
-		}
-		h.nominatedAt[pod.Name][pod.Status.NominatedNodeName] = time.Now()
 	}
 }
 
 func (h *podHistory) gone(obj any) {
+	tombstone := false
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
+		obj, tombstone = t.Obj, true
 	}
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
@@ -100,27 +96,8 @@ func (h *podHistory) gone(obj any) {
 	h.seen(pod)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.tombstones[pod.Name] = tombstone
 	h.deleted[pod.Name] = pod
-	h.deletedAt[pod.Name] = time.Now()
-}
-
-// NominatedAt returns when each pod's nomination to each node was first
-// seen.
-func (h *podHistory) NominatedAt() map[string]map[string]time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := map[string]map[string]time.Time{}
-	for pod, byNode := range h.nominatedAt {
-		out[pod] = maps.Clone(byNode)
-	}
-	return out
-}
-
-// DeletedAt returns when each deleted pod was seen deleted.
-func (h *podHistory) DeletedAt() map[string]time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return maps.Clone(h.deletedAt)
 }
 
 // Nominations returns, for each pod ever nominated, the nodes in the order
@@ -155,6 +132,14 @@ func (h *podHistory) Disrupted(pod string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.disrupted[pod]
+}
+
+// Missed says whether the watch missed the pod's deletion, and with it
+// perhaps its last states.
+func (h *podHistory) Missed(pod string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.tombstones[pod]
 }
 
 // Stop ends the watch.

@@ -55,11 +55,11 @@ type Step struct {
 	CreatePriorityClasses []PriorityClassSpec `json:"createPriorityClasses,omitempty"`
 	// CreatePodDisruptionBudgets creates PDBs and sets their status, as the
 	// disruption controller would (none runs here).
-	CreatePodDisruptionBudgets []PDBSpec `json:"createPodDisruptionBudgets,omitempty"`
-	DeletePods            []string            `json:"deletePods,omitempty"`
-	DeleteNodes           []string            `json:"deleteNodes,omitempty"`
-	UpdateNode            *NodeUpdate         `json:"updateNode,omitempty"`
-	UpdatePod             *PodUpdate          `json:"updatePod,omitempty"`
+	CreatePodDisruptionBudgets []PDBSpec   `json:"createPodDisruptionBudgets,omitempty"`
+	DeletePods                 []string    `json:"deletePods,omitempty"`
+	DeleteNodes                []string    `json:"deleteNodes,omitempty"`
+	UpdateNode                 *NodeUpdate `json:"updateNode,omitempty"`
+	UpdatePod                  *PodUpdate  `json:"updatePod,omitempty"`
 	// WaitFor blocks until every listed pod is in the given state.
 	WaitFor *Wait `json:"waitFor,omitempty"`
 	// AssertUnbound checks, at this moment, that the pods have no node.

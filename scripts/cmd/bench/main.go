@@ -1,7 +1,9 @@
 // Command bench measures every chapter and kube-scheduler v1.37.1 side by
 // side on one local cluster (make bench): SchedulingBasic throughput as
-// upstream scheduler_perf measures it, the raw bind ceiling, and the
-// attempts each queue wastes on the requeue workload. It prints the tables,
+// upstream scheduler_perf measures it, the raw bind ceiling, the attempts
+// each queue wastes on the requeue workload, and from chapter 09 on
+// scheduler_perf's PreemptionBasic and PreemptionAsync beside kube-scheduler
+// configured like 09. It prints the tables,
 // writes the runs to JSON, and with --docs regenerates docs/benchmarks.md.
 //
 //	go run ./scripts/cmd/bench                    # defaults, a few minutes
@@ -44,6 +46,7 @@ type options struct {
 	root, tools, chapters, out string
 	basic                      bench.Config
 	requeue                    bench.RequeueConfig
+	preemption                 bench.PreemptionConfig
 	runs                       int
 	tiny, docs                 bool
 	// profile is the chapter whose measured phase is profiled in one more
@@ -55,8 +58,10 @@ func run() error {
 	o := options{
 		basic:   bench.Config{Nodes: 100, InitPods: 100, Pods: 2000, Cap: 30 * time.Second, QPS: 5000, Burst: 5000},
 		requeue: bench.RequeueConfig{Nodes: 10, Pods: 100, Rounds: 5, Pause: time.Second, Cap: time.Minute},
-		runs:    3,
-		profile: 8,
+		// scheduler_perf's 500Nodes and 1000Nodes, scaled to this cluster.
+		preemption: bench.PreemptionConfig{Nodes: 100, Pods: 100, Interval: 200 * time.Millisecond, Cap: time.Minute},
+		runs:       3,
+		profile:    8,
 	}
 	flag.StringVar(&o.root, "root", ".", "repository root")
 	flag.StringVar(&o.tools, "tools", ".cache/tools", "tools directory (see scripts/build-tools.sh)")
@@ -71,6 +76,8 @@ func run() error {
 	flag.IntVar(&o.requeue.Nodes, "requeue-nodes", o.requeue.Nodes, "requeue: nodes at the start")
 	flag.IntVar(&o.requeue.Pods, "requeue-pods", o.requeue.Pods, "requeue: pods waiting for the label")
 	flag.IntVar(&o.requeue.Rounds, "rounds", o.requeue.Rounds, "requeue: rounds of changes that do not help")
+	flag.IntVar(&o.preemption.Nodes, "preemption-nodes", o.preemption.Nodes, "PreemptionBasic and PreemptionAsync: nodes, each with four low-priority pods")
+	flag.IntVar(&o.preemption.Pods, "preemption-pods", o.preemption.Pods, "PreemptionBasic and PreemptionAsync: measured pods")
 	flag.IntVar(&o.runs, "runs", o.runs, "runs of everything; the report takes the median")
 	flag.IntVar(&o.profile, "profile", o.profile, "chapter to profile in one more SchedulingBasic run (pprof -top goes to the report); 0 for none")
 	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
@@ -83,14 +90,15 @@ func run() error {
 	if o.tiny {
 		o.basic = bench.Config{Nodes: 3, InitPods: 3, Pods: 20, Cap: time.Minute, QPS: o.basic.QPS, Burst: o.basic.Burst}
 		o.requeue = bench.RequeueConfig{Nodes: 2, Pods: 10, Rounds: 2, Pause: 500 * time.Millisecond, Cap: time.Minute}
+		o.preemption = bench.PreemptionConfig{Nodes: 3, Pods: 3, Interval: 200 * time.Millisecond, Cap: time.Minute}
 		o.runs = 1
 		if o.docs {
 			return fmt.Errorf("--tiny and --docs: a tiny run's figures are not for the docs")
 		}
 	}
 	if o.basic.Nodes < 1 || o.basic.InitPods < 0 || o.basic.Pods < 1 || o.basic.Cap <= 0 || o.basic.QPS <= 0 || o.basic.Burst < 1 ||
-		o.requeue.Nodes < 1 || o.requeue.Pods < 1 || o.requeue.Rounds < 0 || o.runs < 1 {
-		return fmt.Errorf("need --nodes, --pods, --requeue-nodes, --requeue-pods, --runs, --qps and --burst ≥ 1, --init-pods and --rounds ≥ 0, --cap > 0")
+		o.requeue.Nodes < 1 || o.requeue.Pods < 1 || o.requeue.Rounds < 0 || o.runs < 1 || o.preemption.Nodes < 1 || o.preemption.Pods < 1 {
+		return fmt.Errorf("need --nodes, --pods, --requeue-nodes, --requeue-pods, --preemption-nodes, --preemption-pods, --runs, --qps and --burst ≥ 1, --init-pods and --rounds ≥ 0, --cap > 0")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -133,7 +141,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	}
 	client := e2e.Client{QPS: o.basic.QPS, Burst: o.basic.Burst}
 	rate := []string{fmt.Sprintf("--kube-api-qps=%g", client.QPS), fmt.Sprintf("--kube-api-burst=%d", client.Burst)}
-	var basicTargets, requeueTargets []bench.Target
+	var basicTargets, requeueTargets, preemptionTargets []bench.Target
 	var profiled *bench.Target
 	var profiledBin string
 	basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
@@ -159,6 +167,16 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		if c.Number >= firstRequeueChapter {
 			requeueTargets = append(requeueTargets, t)
 		}
+		if c.Number >= e2e.PreemptionChapter {
+			preemptionTargets = append(preemptionTargets, t)
+		}
+	}
+	if len(preemptionTargets) > 0 {
+		like09, err := e2e.UpstreamBenchLike(o.tools, dir, e2e.PreemptionChapter, client)
+		if err != nil {
+			return nil, nil, err
+		}
+		preemptionTargets = append(preemptionTargets, bench.Target{Name: like09.Label, Sched: &like09})
 	}
 	like08, defaults, err := e2e.UpstreamBenchSchedulers(o.tools, dir, client)
 	if err != nil {
@@ -184,7 +202,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	cl.Config.QPS, cl.Config.Burst = 5000, 5000
 	env := &bench.Env{Cluster: cl, Client: kubernetes.NewForConfigOrDie(cl.Config), LogDir: dir}
 
-	rep := &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue}
+	rep := &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue, Preemption: o.preemption}
 	for run := 1; run <= o.runs; run++ {
 		var basic []bench.Result
 		for _, t := range basicTargets {
@@ -205,6 +223,23 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 			requeue = append(requeue, r)
 		}
 		rep.BasicRuns, rep.RequeueRuns = append(rep.BasicRuns, basic), append(rep.RequeueRuns, requeue)
+		for _, w := range []struct {
+			name string
+			runs *[][]bench.Result
+		}{{bench.PreemptionBasic, &rep.PreemptionBasicRuns}, {bench.PreemptionAsync, &rep.PreemptionAsyncRuns}} {
+			var results []bench.Result
+			for _, t := range preemptionTargets {
+				fmt.Fprintf(os.Stderr, "run %d/%d: %s, %s\n", run, o.runs, w.name, t.Name)
+				r, err := env.RunPreemption(ctx, w.name, t, o.preemption, run)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s, %s: %w (logs in %s)", w.name, t.Name, err, dir)
+				}
+				results = append(results, r)
+			}
+			if len(results) > 0 {
+				*w.runs = append(*w.runs, results)
+			}
+		}
 	}
 	var top []byte
 	if profiled != nil {
@@ -220,6 +255,12 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	}
 	rep.BasicMedian, rep.RequeueMedian = bench.MedianBasic(rep.BasicRuns), bench.MedianRequeue(rep.RequeueRuns)
 	rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
+	if len(preemptionTargets) > 0 {
+		rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian = bench.MedianBasic(rep.PreemptionBasicRuns), bench.MedianBasic(rep.PreemptionAsyncRuns)
+		bench.MedianPhases(rep.PreemptionBasicRuns, rep.PreemptionBasicMedian)
+		bench.MedianPhases(rep.PreemptionAsyncRuns, rep.PreemptionAsyncMedian)
+		rep.Targets = append(rep.Targets, bench.JudgePreemption(rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian, chapterDir(chapters, e2e.PreemptionChapter))...)
+	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return nil, nil, err
@@ -260,6 +301,25 @@ func printReport(rep *bench.Report) {
 		}
 		fmt.Printf(row, r.Name, fmt.Sprint(r.Attempts), fmt.Sprintf("%.2f", r.AttemptsPerPod()), fmt.Sprint(r.Wasted), bound)
 	}
+	for _, w := range []struct {
+		name string
+		rs   []bench.Result
+	}{{bench.PreemptionBasic, rep.PreemptionBasicMedian}, {bench.PreemptionAsync, rep.PreemptionAsyncMedian}} {
+		if len(w.rs) == 0 {
+			continue
+		}
+		fmt.Printf("%s: %d nodes with 4 low-priority pods each, %d measured pods; median of %d runs\n", w.name, rep.Preemption.Nodes, rep.Preemption.Pods, rep.Runs)
+		row := "%-28s %8s %8s %8s %8s %8s %10s %22s %26s %22s\n"
+		fmt.Printf(row, "SCHEDULER", "AVERAGE", "OVERALL", "PODS", "SECONDS", "CPU S", "PREEMPTORS", "CREATED→NOMINATED MS", "NOMINATED→VICTIMS GONE MS", "VICTIMS GONE→BOUND MS")
+		for _, r := range w.rs {
+			secs := fmt.Sprintf("%.1f", r.Seconds)
+			if r.DNF {
+				secs = "DNF"
+			}
+			ph := bench.PhaseRow(r)
+			fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%.1f", r.CPUSeconds), ph[0], ph[1], ph[2], ph[3])
+		}
+	}
 	for _, c := range rep.Targets {
 		met := "MISSED"
 		if c.Met {
@@ -286,6 +346,16 @@ func checkTiny(rep *bench.Report, top []byte) error {
 		}
 		if r.Name != bench.Ceiling && r.PeakRSS <= 0 {
 			problems = append(problems, fmt.Sprintf("SchedulingBasic, %s: no peak RSS", r.Name))
+		}
+	}
+	for _, w := range []struct {
+		name string
+		rs   []bench.Result
+	}{{bench.PreemptionBasic, rep.PreemptionBasicMedian}, {bench.PreemptionAsync, rep.PreemptionAsyncMedian}} {
+		for _, r := range w.rs {
+			if r.DNF || r.Scheduled != rep.Preemption.Pods || r.Overall <= 0 || r.Phases == nil || r.Phases.Preemptors == 0 || r.Phases.Victims == 0 {
+				problems = append(problems, fmt.Sprintf("%s, %s: %d of %d measured pods scheduled, %.1f pods/s overall, phases %+v", w.name, r.Name, r.Scheduled, rep.Preemption.Pods, r.Overall, r.Phases))
+			}
 		}
 	}
 	for _, r := range rep.RequeueMedian {
