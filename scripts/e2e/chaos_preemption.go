@@ -95,7 +95,7 @@ type schedulerView struct {
 	decisions []preemptionDecision
 	victims   map[string]preemptedVictim
 	// nodeAdded is when it first saw each node; podGone when it saw each
-	// pod of the namespace deleted; nominated when it nominated each pod
+	// bound pod of the namespace deleted; nominated when it nominated each pod
 	// to each node.
 	nodeAdded map[string]time.Time
 	podGone   map[string]time.Time
@@ -106,8 +106,10 @@ var (
 	decisionPreemptionLine = regexp.MustCompile(`"the target node for the preemption is determined"`)
 	victimLine             = regexp.MustCompile(`"Preemptor Pod preempted victim Pod" preemptor="([^"]+)" victim="([^"]+)" node="([^"]+)"`)
 	nodeAddedLine          = regexp.MustCompile(`"Add event for node" node="([^"]+)"`)
-	podDeletedLine         = regexp.MustCompile(`"Delete event for (?:un)?scheduled pod" pod="([^"]+)"`)
-	nominationLine         = regexp.MustCompile(`"Updating pod condition and nominated node name" pod="([^"]+)" nominatedNodeName="([^"]+)"`)
+	// Only a bound pod frees room; "Delete event for unscheduled pod" is
+	// also what the handlers log when a pod gets bound.
+	podDeletedLine = regexp.MustCompile(`"Delete event for scheduled pod" pod="([^"]+)"`)
+	nominationLine = regexp.MustCompile(`"Updating pod condition and nominated node name" pod="([^"]+)" nominatedNodeName="([^"]+)"`)
 )
 
 // readSchedulerView reads a chapter's log (chapter 09 on, -v=3) for namespace
