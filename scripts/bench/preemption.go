@@ -126,6 +126,13 @@ func (w *preemptionWatch) handlers() cache.ResourceEventHandlerFuncs {
 	}
 }
 
+// preemptorsBound says whether every preemptor created so far is bound.
+func (w *preemptionWatch) preemptorsBound() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.boundAt) == len(w.created)
+}
+
 // phases computes the medians over the preemptors bound where they were
 // nominated.
 func (w *preemptionWatch) phases() Phases {
@@ -277,6 +284,11 @@ loop:
 	res.PeakRSS, _ = peakRSS(proc.Pid())
 	if cpu, err := cpuSeconds(proc.Pid()); err == nil {
 		res.CPUSeconds = cpu - cpuAtStart
+	}
+	// The preemptors created while measuring may still be on their way:
+	// their phases need them bound (not counted in the throughput).
+	if err := waitFor(ctx, cfg.Cap, w.preemptorsBound); err != nil {
+		return res, fmt.Errorf("the preemptors were not all bound: %w", err)
 	}
 	p := w.phases()
 	res.Phases = &p

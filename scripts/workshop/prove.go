@@ -26,55 +26,48 @@ type Prover struct {
 	problems []string
 }
 
-// Prove checks one chapter:
-//   - the starter with every part stubbed compiles, tests included;
-//   - each part's unit tests fail when only that part is a stub, and pass
-//     when the parts after it are stubs (a learner who has written parts 1
-//     to K sees part K pass);
+// Prove checks one chapter on the states a learner meets: S_k, where parts
+// 1 to k are written and parts k+1 on are stubs (what `make workshop
+// PART=k+1` starts from). S_0 is the starter and S_n the finished chapter.
+//   - the starter compiles, tests included (go vet);
+//   - on S_(k-1), part k's unit tests fail: the learner has something to do;
+//   - on S_k, part k's unit tests pass, the later parts still stubs: the
+//     learner who has written parts 1 to k sees part k pass;
 //   - each break exercise's tests fail with its edits and pass without;
 //   - each extend exercise's given tests fail on the chapter and pass with
 //     the solution.
+//
+// The two claims about part k differ only by part k's stubs, so part k's
+// tests fail because of them. Both sides of consecutive parts run on one
+// copy, S_k, which is compiled once: n copies for n parts.
 func (p *Prover) Prove(ctx context.Context, spec *Spec) error {
 	src := filepath.Join(p.Root, spec.Chapter)
 	testdata := filepath.Join(p.Root, "scripts", "workshop", "testdata")
 	n := len(spec.Parts)
+	name := func(k int) string { return fmt.Sprintf("%s part %d (%s)", spec.Chapter, k, spec.Parts[k-1].Title) }
 
-	// The starter: every part stubbed.
-	all := map[int]bool{}
-	for k := 1; k <= n; k++ {
-		all[k] = true
-	}
-	dir, stubs, err := p.copy(spec, all)
-	if err != nil {
-		return err
-	}
-	p.logf("%s: starter stubs %d functions\n", spec.Chapter, len(stubs))
-	if out, err := goCmd(ctx, dir, "vet", "./..."); err != nil {
-		p.fail("%s starter: go vet ./... (compiles the tests too): %v\n%s", spec.Chapter, err, out)
-	}
-
-	for k := 1; k <= n && ctx.Err() == nil; k++ {
-		part := spec.Parts[k-1]
-		name := fmt.Sprintf("%s part %d (%s)", spec.Chapter, k, part.Title)
-		// Fail side: only part k is a stub.
-		dir, _, err := p.copy(spec, map[int]bool{k: true})
-		if err != nil {
-			return err
-		}
-		p.expect(ctx, name+", only it stubbed", dir, part.Unit, false)
-		// Pass side: parts after k are stubs.
+	for k := 0; k < n && ctx.Err() == nil; k++ {
+		// S_k: parts after k are stubs.
 		later := map[int]bool{}
 		for j := k + 1; j <= n; j++ {
 			later[j] = true
 		}
-		passDir := src
-		if len(later) > 0 {
-			if passDir, _, err = p.copy(spec, later); err != nil {
-				return err
-			}
+		dir, stubs, err := p.copy(spec, later)
+		if err != nil {
+			return err
 		}
-		p.expect(ctx, name+", later parts stubbed", passDir, part.Unit, true)
+		if k == 0 {
+			p.logf("%s: starter stubs %d functions\n", spec.Chapter, len(stubs))
+			if out, err := goCmd(ctx, dir, "vet", "./..."); err != nil {
+				p.fail("%s starter: go vet ./... (compiles the tests too): %v\n%s", spec.Chapter, err, out)
+			}
+		} else {
+			p.expect(ctx, fmt.Sprintf("%s, parts after it stubbed", name(k)), dir, spec.Parts[k-1].Unit, true)
+		}
+		p.expect(ctx, fmt.Sprintf("%s, it and the parts after it stubbed", name(k+1)), dir, spec.Parts[k].Unit, false)
 	}
+	// S_n is the finished chapter.
+	p.expect(ctx, name(n)+", the finished chapter", src, spec.Parts[n-1].Unit, true)
 
 	for i, e := range spec.Exercises {
 		name := fmt.Sprintf("%s exercise %d (%s)", spec.Chapter, i+1, e.Title)
