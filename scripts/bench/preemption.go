@@ -23,14 +23,19 @@ const (
 
 // PreemptionConfig sizes both preemption workloads. As in scheduler_perf,
 // every node (4 CPUs) first gets four low-priority pods of 900m
-// (pod-low-priority.yaml: priority 0, terminationGracePeriodSeconds 0), so
-// 3.6 CPUs are used; a high-priority pod asks for 3 CPUs
-// (pod-high-priority.yaml: priority 10) and must preempt three of them.
+// (templates/pod-low-priority.yaml: priority 0,
+// terminationGracePeriodSeconds 0), so 3.6 CPUs are used; a preemptor asks
+// for 3970m (default_preemption/templates/pod-high-priority.yaml: priority
+// 9999999, terminationGracePeriodSeconds 0) and must preempt all four.
 //   - PreemptionBasic measures Pods high-priority pods.
 //   - PreemptionAsync measures Pods pods of 100m (pod-default.yaml), which
-//     always fit, while a high-priority pod arrives every Interval (200ms
-//     upstream): asynchronous preemption keeps the victims' deletions out
-//     of the scheduling loop, and this shows what that buys.
+//     fit while a node has no preemptor, while a preemptor arrives every
+//     Interval (200ms upstream): asynchronous preemption keeps the victims'
+//     deletions out of the scheduling loop, and this shows what that buys.
+//     Upstream's churn creates preemptors without end; here there are at
+//     most as many as nodes, since a node holds one.
+//
+// PreemptionBasic needs Pods ≤ Nodes for the same reason.
 type PreemptionConfig struct {
 	Nodes, Pods int
 	Interval    time.Duration
@@ -177,8 +182,13 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	if err != nil {
 		return res, err
 	}
+	if workload == PreemptionBasic && cfg.Pods > cfg.Nodes {
+		return res, fmt.Errorf("%s: %d preemptors do not fit %d nodes (one each)", workload, cfg.Pods, cfg.Nodes)
+	}
+	// The apiserver computes a pod's priority from its PriorityClass, so a
+	// class stands in for the template's priority: 9999999.
 	high := ns + "-high"
-	if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}, Value: 10}, metav1.CreateOptions{}); err != nil {
+	if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}, Value: 9999999}, metav1.CreateOptions{}); err != nil {
 		return res, err
 	}
 	defer func() {
@@ -210,7 +220,7 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	}
 
 	cpuAtStart, _ := cpuSeconds(proc.Pid())
-	preemptor := podTemplate{CPU: "3", PriorityClassName: high, Labels: map[string]string{preemptorLabel: "true"}}
+	preemptor := podTemplate{CPU: "3970m", PriorityClassName: high, Labels: map[string]string{preemptorLabel: "true"}, Graceless: true}
 	s := newSampler(time.Second)
 	start := time.Now()
 	measureCtx, stopMeasure := context.WithCancel(ctx)

@@ -243,10 +243,10 @@ func (r *Report) Markdown(svg string) string {
 		fmt.Fprintf(&b, "| %s | %d | %.2f | %d | %s | %s |\n", x.Name, x.Attempts, x.AttemptsPerPod(), x.Wasted, rel, bound)
 	}
 	if len(r.PreemptionBasicMedian) > 0 {
-		fmt.Fprintf(&b, "\n**%s**: %d nodes of 4 CPUs, each with four low-priority pods of 900m; %d measured pods of priority 10 asking for 3 CPUs, each of which must preempt three; cap %s.\n\n",
+		fmt.Fprintf(&b, "\n**%s**: %d nodes of 4 CPUs, each with four low-priority pods of 900m; %d measured pods of priority 9999999 asking for 3970m, each of which must preempt all four; cap %s.\n\n",
 			PreemptionBasic, r.Preemption.Nodes, r.Preemption.Pods, r.Preemption.Cap)
 		r.preemptionTable(&b, r.PreemptionBasicMedian)
-		fmt.Fprintf(&b, "\n**%s**: the same nodes and low-priority pods; %d measured pods of 100m, which always fit, while a pod of priority 10 asking for 3 CPUs arrives every %s (at most one per node) and preempts; cap %s.\n\n",
+		fmt.Fprintf(&b, "\n**%s**: the same nodes and low-priority pods; %d measured pods of 100m, while a preemptor of priority 9999999 asking for 3970m arrives every %s (no more in all than there are nodes) and preempts a node's pods; cap %s.\n\n",
 			PreemptionAsync, r.Preemption.Pods, r.Preemption.Interval, r.Preemption.Cap)
 		r.preemptionTable(&b, r.PreemptionAsyncMedian)
 	}

@@ -104,12 +104,15 @@ type schedulerView struct {
 
 var (
 	decisionPreemptionLine = regexp.MustCompile(`"the target node for the preemption is determined"`)
-	victimLine             = regexp.MustCompile(`"Preemptor Pod preempted victim Pod" preemptor="([^"]+)" victim="([^"]+)" node="([^"]+)"`)
+	victimLine             = regexp.MustCompile(`"Preemptor Pod preempted victim Pod"`)
+	preemptorKey           = regexp.MustCompile(` preemptor="([^"]+)"`)
+	victimKey              = regexp.MustCompile(` victim="([^"]+)"`)
 	nodeAddedLine          = regexp.MustCompile(`"Add event for node" node="([^"]+)"`)
 	// Only a bound pod frees room; "Delete event for unscheduled pod" is
 	// also what the handlers log when a pod gets bound.
 	podDeletedLine = regexp.MustCompile(`"Delete event for scheduled pod" pod="([^"]+)"`)
-	nominationLine = regexp.MustCompile(`"Updating pod condition and nominated node name" pod="([^"]+)" nominatedNodeName="([^"]+)"`)
+	nominationLine = regexp.MustCompile(`"Updating pod condition and nominated node name"`)
+	nominatedKey   = regexp.MustCompile(` nominatedNodeName="([^"]+)"`)
 )
 
 // readSchedulerView reads a chapter's log (chapter 09 on, -v=3) for namespace
@@ -139,11 +142,16 @@ func readSchedulerView(path, ns string) (*schedulerView, error) {
 				v.decisions = append(v.decisions, preemptionDecision{Pod: pod, Node: n[1], At: at})
 			}
 		case victimLine.MatchString(line):
-			m := victimLine.FindStringSubmatch(line)
-			preemptor, ok1 := inNamespace(m[1], ns)
-			victim, ok2 := inNamespace(m[2], ns)
+			// Keys are read one by one: on the synchronous path the line
+			// carries the cycle logger's pod= first.
+			p, vi, n := preemptorKey.FindStringSubmatch(line), victimKey.FindStringSubmatch(line), nodeKey.FindStringSubmatch(line)
+			if p == nil || vi == nil || n == nil {
+				return nil, fmt.Errorf("%s: cannot read %q", path, line)
+			}
+			preemptor, ok1 := inNamespace(p[1], ns)
+			victim, ok2 := inNamespace(vi[1], ns)
 			if ok1 && ok2 {
-				v.victims[victim] = preemptedVictim{Preemptor: preemptor, Node: m[3]}
+				v.victims[victim] = preemptedVictim{Preemptor: preemptor, Node: n[1]}
 			}
 		case nodeAddedLine.MatchString(line):
 			if n := nodeAddedLine.FindStringSubmatch(line)[1]; v.nodeAdded[n].IsZero() {
@@ -154,13 +162,16 @@ func readSchedulerView(path, ns string) (*schedulerView, error) {
 				v.podGone[pod] = at
 			}
 		case nominationLine.MatchString(line):
-			m := nominationLine.FindStringSubmatch(line)
-			if pod, ok := inNamespace(m[1], ns); ok {
+			p, n := podKey.FindStringSubmatch(line), nominatedKey.FindStringSubmatch(line)
+			if p == nil || n == nil {
+				continue // a nomination cleared: nominatedNodeName=""
+			}
+			if pod, ok := inNamespace(p[1], ns); ok {
 				if v.nominated[pod] == nil {
 					v.nominated[pod] = map[string]time.Time{}
 				}
-				if _, seen := v.nominated[pod][m[2]]; !seen {
-					v.nominated[pod][m[2]] = at
+				if _, seen := v.nominated[pod][n[1]]; !seen {
+					v.nominated[pod][n[1]] = at
 				}
 			}
 		}
@@ -268,24 +279,32 @@ func (c *chaos) checkPreemptions() {
 }
 
 // aroundOutage says whether t falls from a second before kube-apiserver was
-// stopped to preemptionLag after it answered again.
+// stopped to reflectorLag after it answered again: meanwhile the
+// scheduler's informers reconnect, with client-go's backoff.
 func (c *chaos) aroundOutage(t time.Time) bool {
-	return !c.outage[0].IsZero() && t.After(c.outage[0].Add(-time.Second)) && t.Before(c.outage[1].Add(preemptionLag))
+	return !c.outage[0].IsZero() && t.After(c.outage[0].Add(-time.Second)) && t.Before(c.outage[1].Add(reflectorLag))
 }
 
 // preemptionLag is the window before a decision through which a node must
 // have had room, and bindingLag how long after a pod was assumed its
 // Binding may reach the apiserver through the client's rate limiter.
+//
+// reflectorLag is how long, after the apiserver's restart, the scheduler's
+// view of the cluster may stay stale, and how recent a node change may be
+// for the node to count: the scheduler logs node updates only at -v=4, so
+// the check cannot know when it saw one.
 const (
 	preemptionLag = 3 * time.Second
 	bindingLag    = 30 * time.Second
+	reflectorLag  = 30 * time.Second
 )
 
 // roomWithout returns a node where pod fitted without preempting anyone
 // throughout the preemptionLag before at, and what was left there, or ""
 // when there is none. It gives the scheduler every benefit of the doubt: a
 // node must have existed, unchanged enough to fit the pod, through the
-// whole window, and the scheduler must have seen it added before; it
+// whole window, unchanged for reflectorLag before the decision, and the
+// scheduler must have seen it added before; it
 // counts on the node every pod whose Binding to it the apiserver accepted
 // up to bindingLag after at (the scheduler may have assumed it before),
 // unless the scheduler had seen that pod deleted before the window; and
@@ -305,6 +324,9 @@ func roomWithout(pod *v1.Pod, priority func(string) int32, at time.Time, nodeCha
 			continue
 		}
 		changes := nodeChanges[node]
+		if slices.ContainsFunc(changes, func(ch nodeChange) bool { return ch.Received.After(at.Add(-reflectorLag)) && !ch.Received.After(at) }) {
+			continue
+		}
 		states := nodesAt(changes, from)
 		for _, ch := range changes {
 			if ch.Received.After(from) && !ch.Received.After(at) {
@@ -324,7 +346,9 @@ func roomWithout(pod *v1.Pod, priority func(string) int32, at time.Time, nodeCha
 		counted := map[string]bool{pod.Name: true}
 		used := map[string]v1.ResourceList{}
 		for _, b := range bindings {
-			if b.Node == node && b.Code < 300 && !b.At.After(until) && !counted[b.Pod] && !gone(b.Pod) && pods[b.Pod] != nil {
+			// A refused Binding counts too: its pod held the room while
+			// it was assumed.
+			if b.Node == node && !b.At.After(until) && !counted[b.Pod] && !gone(b.Pod) && pods[b.Pod] != nil {
 				counted[b.Pod] = true
 				addTo(used, node, pods[b.Pod])
 			}
@@ -347,14 +371,17 @@ func roomWithout(pod *v1.Pod, priority func(string) int32, at time.Time, nodeCha
 
 // checkNominationsEnd waits, from chapter 09 on, until every pod that was
 // ever nominated is bound, deleted, or no longer nominated: a nomination
-// ends in a binding or is cleared. The scheduler retries a pending pod at
-// least every 30 s here (--pod-max-in-unschedulable-pods-duration), and a
-// retry that cannot preempt clears the nomination, so a minute is enough.
+// ends in a binding or is cleared. The leftover flush runs every 30 s and
+// moves the pods that waited more than 30 s
+// (--pod-max-in-unschedulable-pods-duration), so a pending pod is retried
+// within about a minute; a retry that finds no candidate clears its
+// nomination, one that waits for a victim still terminating keeps it until
+// the next. Two minutes leave room for both.
 func (c *chaos) checkNominationsEnd(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	c.report.Nominated = len(c.history.Nominations())
-	err := poll(ctx, "every nomination to end in a binding or be cleared", func() (bool, string, error) {
+	err := pollEvery(ctx, time.Second, "every nomination to end in a binding or be cleared", func() (bool, string, error) {
 		pods, err := c.currentPods(ctx)
 		if err != nil {
 			return false, "", err

@@ -57,12 +57,12 @@ func TestReadSchedulerView(t *testing.T) {
 }
 
 // TestRoomWithout checks the "preemption not needed" judgement: a node
-// counts as room only if the scheduler had seen it and the pod fitted it
-// through the whole window, counting bindings up to bindingLag later and
+// counts as room only if the scheduler had seen it, it had not changed
+// lately, and the pod fitted it through the whole window, counting bindings up to bindingLag later and
 // the room held for nominated pods of at least the pod's priority.
 func TestRoomWithout(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 19, 0, 0, 0, time.UTC)
-	at := t0.Add(10 * time.Second)
+	at := t0.Add(time.Minute)
 	node := makeNode("n1", NodeSpec{CPU: "2"})
 	pods := map[string]*v1.Pod{
 		"high":  makePod("ns", "high", PodSpec{CPU: "1"}),
@@ -95,6 +95,10 @@ func TestRoomWithout(t *testing.T) {
 			view: schedulerView{nodeAdded: seen, nominated: map[string]map[string]time.Time{"rival": {"n1": at.Add(-time.Second)}}}},
 		{name: "a nomination of lower priority holds no room", nodes: created,
 			view: schedulerView{nodeAdded: seen, nominated: map[string]map[string]time.Time{"other": {"n1": at.Add(-time.Second)}}}, wantRoom: "n1"},
+		{name: "the node changed 20s before: the scheduler may not have seen it", view: schedulerView{nodeAdded: seen},
+			nodes: map[string][]nodeChange{"n1": {{Received: t0, At: t0, Node: node}, {Received: at.Add(-20 * time.Second), At: at.Add(-20 * time.Second), Node: node}}}},
+		{name: "a refused Binding held the room while assumed", nodes: created, view: schedulerView{nodeAdded: seen},
+			bindings: []binding{{Pod: "other", Node: "n1", Code: 409, At: at}}},
 		{name: "the node was deleted within the window", view: schedulerView{nodeAdded: seen},
 			nodes: map[string][]nodeChange{"n1": {{Received: t0, At: t0, Node: node}, {Received: at.Add(-time.Second), At: at.Add(-time.Second)}}}},
 	}

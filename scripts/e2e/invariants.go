@@ -211,6 +211,12 @@ func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []str
 			problems = append(problems, fmt.Sprintf("node %s is over-committed: %s", n.Name, over))
 		}
 	}
+	nominated := map[string][]*v1.Pod{} // node → pods nominated to it, pending
+	for _, p := range pods {
+		if n := p.Status.NominatedNodeName; n != "" && p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
+			nominated[n] = append(nominated[n], p)
+		}
+	}
 	exempt := map[string]bool{}
 	for _, pattern := range ru.sc.Expect.MayStayPending {
 		for _, name := range ru.podNames(pattern) {
@@ -229,9 +235,8 @@ func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []str
 			}
 			trial := map[string]v1.ResourceList{n.Name: used[n.Name].DeepCopy()}
 			addTo(trial, n.Name, p)
-			for _, other := range pods {
-				if other.Status.NominatedNodeName == n.Name && other.Spec.NodeName == "" && other.DeletionTimestamp == nil &&
-					other.Name != p.Name && corev1helpers.PodPriority(other) >= corev1helpers.PodPriority(p) {
+			for _, other := range nominated[n.Name] {
+				if other.Name != p.Name && corev1helpers.PodPriority(other) >= corev1helpers.PodPriority(p) {
 					addTo(trial, n.Name, other)
 				}
 			}

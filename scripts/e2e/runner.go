@@ -412,6 +412,12 @@ func (ru *run) podNames(pattern string) []string {
 
 // poll calls cond every 50ms until it returns true, an error, or ctx ends.
 func poll(ctx context.Context, what string, cond func() (bool, string, error)) error {
+	return pollEvery(ctx, 50*time.Millisecond, what, cond)
+}
+
+// pollEvery calls cond every interval until it returns true, an error, or
+// ctx ends.
+func pollEvery(ctx context.Context, interval time.Duration, what string, cond func() (bool, string, error)) error {
 	last := ""
 	for {
 		ok, state, err := cond()
@@ -425,7 +431,7 @@ func poll(ctx context.Context, what string, cond func() (bool, string, error)) e
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("timed out waiting for %s: %s", what, last)
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(interval):
 		}
 	}
 }
@@ -520,10 +526,15 @@ func (ru *run) waitForExpectations(ctx context.Context) error {
 				}
 			}
 		}
+		deleted := ru.history.Deleted()
 		for _, pattern := range ru.sc.Expect.Preempted {
 			for _, name := range ru.podNames(pattern) {
 				if p := byName[name]; p != nil {
 					return false, fmt.Sprintf("pod %s, expected preempted, still exists (on %q)", name, p.Spec.NodeName), nil
+				}
+				// The List may see the deletion before the watch does.
+				if deleted[name] == nil {
+					return false, fmt.Sprintf("the watch has not yet seen pod %s deleted", name), nil
 				}
 			}
 		}

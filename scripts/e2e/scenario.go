@@ -112,7 +112,7 @@ type PriorityClassSpec struct {
 // PDBSpec is a PodDisruptionBudget over the pods with the given labels.
 // No disruption controller runs on the local cluster, so the runner writes
 // the status itself: DisruptionsAllowed is what the scheduler reads
-// (upstream's preemption util.go, filterPodsWithPDBViolation).
+// (upstream's preemption util.go, FilterVictimsWithPDBViolation).
 type PDBSpec struct {
 	Name               string            `json:"name"`
 	MatchLabels        map[string]string `json:"matchLabels"`
