@@ -49,6 +49,9 @@ type options struct {
 	preemption                 bench.PreemptionConfig
 	runs                       int
 	tiny, docs                 bool
+	// preemptionOnly runs only PreemptionBasic and PreemptionAsync, and
+	// with docs writes only their page data.
+	preemptionOnly bool
 	// profile is the chapter whose measured phase is profiled in one more
 	// SchedulingBasic run, not counted in the medians.
 	profile int
@@ -81,6 +84,7 @@ func run() error {
 	flag.IntVar(&o.runs, "runs", o.runs, "runs of everything; the report takes the median")
 	flag.IntVar(&o.profile, "profile", o.profile, "chapter to profile in one more SchedulingBasic run (pprof -top goes to the report); 0 for none")
 	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
+	flag.BoolVar(&o.preemptionOnly, "preemption-only", false, "run only PreemptionBasic and PreemptionAsync (chapters 09 on and kube-scheduler like 09); with --docs, write only docs/data/bench-preemption.{json,md}")
 	flag.BoolVar(&o.docs, "docs", false, "write docs/data/bench.{json,md,svg} and regenerate docs/benchmarks.md")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -144,8 +148,20 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	var basicTargets, requeueTargets, preemptionTargets []bench.Target
 	var profiled *bench.Target
 	var profiledBin string
-	basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
+	if !o.preemptionOnly {
+		basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
+	}
 	for _, c := range chapters {
+		if o.preemptionOnly {
+			if c.Number >= e2e.PreemptionChapter {
+				bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
+				if err != nil {
+					return nil, nil, err
+				}
+				preemptionTargets = append(preemptionTargets, bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate})
+			}
+			continue
+		}
 		// The race detector makes a scheduler several times slower: the
 		// tiny run checks the harness (with it), the full run measures.
 		fmt.Fprintf(os.Stderr, "building %s (race detector: %v)\n", c.Dir, o.tiny)
@@ -178,14 +194,16 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		}
 		preemptionTargets = append(preemptionTargets, bench.Target{Name: like09.Label, Sched: &like09})
 	}
-	like08, defaults, err := e2e.UpstreamBenchSchedulers(o.tools, dir, client)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, s := range []e2e.Scheduler{like08, defaults} {
-		t := bench.Target{Name: s.Label, Sched: &s}
-		basicTargets = append(basicTargets, t)
-		requeueTargets = append(requeueTargets, t)
+	if !o.preemptionOnly {
+		like08, defaults, err := e2e.UpstreamBenchSchedulers(o.tools, dir, client)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range []e2e.Scheduler{like08, defaults} {
+			t := bench.Target{Name: s.Label, Sched: &s}
+			basicTargets = append(basicTargets, t)
+			requeueTargets = append(requeueTargets, t)
+		}
 	}
 
 	fmt.Fprintln(os.Stderr, "starting the local cluster")
@@ -242,7 +260,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		}
 	}
 	var top []byte
-	if profiled != nil {
+	if profiled != nil && !o.preemptionOnly {
 		fmt.Fprintf(os.Stderr, "SchedulingBasic, %s\n", profiled.Name)
 		r, err := env.RunSchedulingBasic(ctx, *profiled, o.basic, 0)
 		if err != nil {
@@ -254,7 +272,9 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		}
 	}
 	rep.BasicMedian, rep.RequeueMedian = bench.MedianBasic(rep.BasicRuns), bench.MedianRequeue(rep.RequeueRuns)
-	rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
+	if !o.preemptionOnly {
+		rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
+	}
 	if len(preemptionTargets) > 0 {
 		rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian = bench.MedianBasic(rep.PreemptionBasicRuns), bench.MedianBasic(rep.PreemptionAsyncRuns)
 		bench.MedianPhases(rep.PreemptionBasicRuns, rep.PreemptionBasicMedian)
@@ -380,10 +400,17 @@ func writeDocs(root string, rep *bench.Report, top []byte) error {
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{
-		"bench.json": append(data, '\n'),
-		"bench.md":   []byte(rep.Markdown("data/bench.svg")),
-		"bench.svg":  []byte(rep.SVG()),
+	files := map[string][]byte{}
+	if len(rep.BasicMedian) > 0 {
+		files["bench.json"] = append(data, '\n')
+		files["bench.md"] = []byte(rep.Markdown("data/bench.svg"))
+		files["bench.svg"] = []byte(rep.SVG())
+	}
+	if len(rep.PreemptionBasicMedian) > 0 {
+		// A file of their own, so that --preemption-only leaves the
+		// other figures as they are.
+		files["bench-preemption.json"] = append(data, '\n')
+		files["bench-preemption.md"] = []byte(rep.PreemptionMarkdown())
 	}
 	if top != nil {
 		files["bench-profile.txt"] = []byte(fmt.Sprintf("%s, SchedulingBasic measured phase, %s on %s\n%s", rep.Profiled.Name, rep.Date, rep.Machine, top))
@@ -402,6 +429,6 @@ func writeDocs(root string, rep *bench.Report, top []byte) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("wrote docs/data/bench.{json,md,svg} and", page)
+	fmt.Println("wrote docs/data/bench*.{json,md,svg} and", page)
 	return os.WriteFile(page, rendered, 0o644)
 }
