@@ -38,8 +38,21 @@ const (
 // PreemptionBasic needs Pods ≤ Nodes for the same reason.
 type PreemptionConfig struct {
 	Nodes, Pods int
-	Interval    time.Duration
-	Cap         time.Duration
+	// AsyncNodes and AsyncPods size PreemptionAsync: its measured pods are
+	// fast to schedule, so it needs many more of them (four fit a node
+	// beside its low-priority pods) for a measured phase of several
+	// seconds.
+	AsyncNodes, AsyncPods int
+	Interval              time.Duration
+	Cap                   time.Duration
+}
+
+// sized returns the nodes and measured pods of a workload.
+func (c PreemptionConfig) sized(workload string) (nodes, pods int) {
+	if workload == PreemptionAsync {
+		return c.AsyncNodes, c.AsyncPods
+	}
+	return c.Nodes, c.Pods
 }
 
 // Phases splits the time of a preemptor into what an observer of the API
@@ -177,13 +190,17 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	if t.Sched == nil {
 		return res, fmt.Errorf("%s needs a scheduler", workload)
 	}
-	ns, _, err := e.setUp(ctx, map[string]string{PreemptionBasic: "preempt", PreemptionAsync: "preempt-async"}[workload], t, run, cfg.Nodes)
+	ns, _, err := e.setUp(ctx, map[string]string{PreemptionBasic: "preempt", PreemptionAsync: "preempt-async"}[workload], t, run, nodes)
 	defer cleanup(client, ns)
 	if err != nil {
 		return res, err
 	}
-	if workload == PreemptionBasic && cfg.Pods > cfg.Nodes {
-		return res, fmt.Errorf("%s: %d preemptors do not fit %d nodes (one each)", workload, cfg.Pods, cfg.Nodes)
+	nodes, pods := cfg.sized(workload)
+	if workload == PreemptionBasic && pods > nodes {
+		return res, fmt.Errorf("%s: %d preemptors do not fit %d nodes (one each)", workload, pods, nodes)
+	}
+	if workload == PreemptionAsync && pods > 4*nodes {
+		return res, fmt.Errorf("%s: %d pods of 100m do not fit %d nodes (four each)", workload, pods, nodes)
 	}
 	// The apiserver computes a pod's priority from its PriorityClass, so a
 	// class stands in for the template's priority: 9999999.
@@ -211,7 +228,7 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	}
 	defer func() { _ = proc.Stop(false) }()
 
-	initPods := 4 * cfg.Nodes
+	initPods := 4 * nodes
 	if err := createFromTemplate(ctx, client, ns, "low", initPods, podTemplate{CPU: "900m", Graceless: true}); err != nil {
 		return res, err
 	}
@@ -231,7 +248,7 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	case PreemptionBasic:
 		close(churnDone)
 		preemptor.Labels[measured] = "true"
-		go func() { createErr <- createFromTemplate(measureCtx, client, ns, "high", cfg.Pods, preemptor) }()
+		go func() { createErr <- createFromTemplate(measureCtx, client, ns, "high", pods, preemptor) }()
 	case PreemptionAsync:
 		// One high-priority pod every Interval, at most one per node (a
 		// node holds one), until the measured pods are scheduled.
@@ -239,7 +256,7 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 			defer close(churnDone)
 			tick := time.NewTicker(cfg.Interval)
 			defer tick.Stop()
-			for i := 0; i < cfg.Nodes; i++ {
+			for i := 0; i < nodes; i++ {
 				select {
 				case <-measureCtx.Done():
 					return
@@ -252,7 +269,7 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 			}
 		}()
 		go func() {
-			createErr <- createFromTemplate(measureCtx, client, ns, "measured", cfg.Pods, podTemplate{CPU: "100m", Labels: map[string]string{measured: "true"}})
+			createErr <- createFromTemplate(measureCtx, client, ns, "measured", pods, podTemplate{CPU: "100m", Labels: map[string]string{measured: "true"}})
 		}()
 	default:
 		return res, fmt.Errorf("unknown workload %q", workload)
@@ -275,7 +292,7 @@ loop:
 		case now := <-ticker.C:
 			n := int(w.boundMeasured.Load())
 			s.observe(now, n)
-			if n >= cfg.Pods {
+			if n >= pods {
 				break loop
 			}
 		}

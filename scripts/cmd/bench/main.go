@@ -62,7 +62,7 @@ func run() error {
 		basic:   bench.Config{Nodes: 100, InitPods: 100, Pods: 2000, Cap: 30 * time.Second, QPS: 5000, Burst: 5000},
 		requeue: bench.RequeueConfig{Nodes: 10, Pods: 100, Rounds: 5, Pause: time.Second, Cap: time.Minute},
 		// scheduler_perf's 500Nodes and 1000Nodes, scaled to this cluster.
-		preemption: bench.PreemptionConfig{Nodes: 100, Pods: 100, Interval: 200 * time.Millisecond, Cap: time.Minute},
+		preemption: bench.PreemptionConfig{Nodes: 100, Pods: 100, AsyncNodes: 500, AsyncPods: 2000, Interval: 200 * time.Millisecond, Cap: time.Minute},
 		runs:       3,
 		profile:    8,
 	}
@@ -79,8 +79,10 @@ func run() error {
 	flag.IntVar(&o.requeue.Nodes, "requeue-nodes", o.requeue.Nodes, "requeue: nodes at the start")
 	flag.IntVar(&o.requeue.Pods, "requeue-pods", o.requeue.Pods, "requeue: pods waiting for the label")
 	flag.IntVar(&o.requeue.Rounds, "rounds", o.requeue.Rounds, "requeue: rounds of changes that do not help")
-	flag.IntVar(&o.preemption.Nodes, "preemption-nodes", o.preemption.Nodes, "PreemptionBasic and PreemptionAsync: nodes, each with four low-priority pods")
-	flag.IntVar(&o.preemption.Pods, "preemption-pods", o.preemption.Pods, "PreemptionBasic and PreemptionAsync: measured pods")
+	flag.IntVar(&o.preemption.Nodes, "preemption-nodes", o.preemption.Nodes, "PreemptionBasic: nodes, each with four low-priority pods")
+	flag.IntVar(&o.preemption.Pods, "preemption-pods", o.preemption.Pods, "PreemptionBasic: measured pods, each a preemptor (at most one per node)")
+	flag.IntVar(&o.preemption.AsyncNodes, "async-nodes", o.preemption.AsyncNodes, "PreemptionAsync: nodes, each with four low-priority pods")
+	flag.IntVar(&o.preemption.AsyncPods, "async-pods", o.preemption.AsyncPods, "PreemptionAsync: measured pods of 100m (at most four per node)")
 	flag.IntVar(&o.runs, "runs", o.runs, "runs of everything; the report takes the median")
 	flag.IntVar(&o.profile, "profile", o.profile, "chapter to profile in one more SchedulingBasic run (pprof -top goes to the report); 0 for none")
 	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
@@ -94,14 +96,14 @@ func run() error {
 	if o.tiny {
 		o.basic = bench.Config{Nodes: 3, InitPods: 3, Pods: 20, Cap: time.Minute, QPS: o.basic.QPS, Burst: o.basic.Burst}
 		o.requeue = bench.RequeueConfig{Nodes: 2, Pods: 10, Rounds: 2, Pause: 500 * time.Millisecond, Cap: time.Minute}
-		o.preemption = bench.PreemptionConfig{Nodes: 3, Pods: 3, Interval: 200 * time.Millisecond, Cap: time.Minute}
+		o.preemption = bench.PreemptionConfig{Nodes: 3, Pods: 3, AsyncNodes: 3, AsyncPods: 6, Interval: 200 * time.Millisecond, Cap: time.Minute}
 		o.runs = 1
 		if o.docs {
 			return fmt.Errorf("--tiny and --docs: a tiny run's figures are not for the docs")
 		}
 	}
 	if o.basic.Nodes < 1 || o.basic.InitPods < 0 || o.basic.Pods < 1 || o.basic.Cap <= 0 || o.basic.QPS <= 0 || o.basic.Burst < 1 ||
-		o.requeue.Nodes < 1 || o.requeue.Pods < 1 || o.requeue.Rounds < 0 || o.runs < 1 || o.preemption.Nodes < 1 || o.preemption.Pods < 1 {
+		o.requeue.Nodes < 1 || o.requeue.Pods < 1 || o.requeue.Rounds < 0 || o.runs < 1 || o.preemption.Nodes < 1 || o.preemption.Pods < 1 || o.preemption.AsyncNodes < 1 || o.preemption.AsyncPods < 1 {
 		return fmt.Errorf("need --nodes, --pods, --requeue-nodes, --requeue-pods, --preemption-nodes, --preemption-pods, --runs, --qps and --burst ≥ 1, --init-pods and --rounds ≥ 0, --cap > 0")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -328,7 +330,11 @@ func printReport(rep *bench.Report) {
 		if len(w.rs) == 0 {
 			continue
 		}
-		fmt.Printf("%s: %d nodes with 4 low-priority pods each, %d measured pods; median of %d runs\n", w.name, rep.Preemption.Nodes, rep.Preemption.Pods, rep.Runs)
+		nodes, pods := rep.Preemption.Nodes, rep.Preemption.Pods
+		if w.name == bench.PreemptionAsync {
+			nodes, pods = rep.Preemption.AsyncNodes, rep.Preemption.AsyncPods
+		}
+		fmt.Printf("%s: %d nodes with 4 low-priority pods each, %d measured pods; median of %d runs\n", w.name, nodes, pods, rep.Runs)
 		row := "%-28s %8s %8s %8s %8s %8s %10s %22s %26s %22s\n"
 		fmt.Printf(row, "SCHEDULER", "AVERAGE", "OVERALL", "PODS", "SECONDS", "CPU S", "PREEMPTORS", "CREATED→NOMINATED MS", "NOMINATED→VICTIMS GONE MS", "VICTIMS GONE→BOUND MS")
 		for _, r := range w.rs {
@@ -373,8 +379,12 @@ func checkTiny(rep *bench.Report, top []byte) error {
 		rs   []bench.Result
 	}{{bench.PreemptionBasic, rep.PreemptionBasicMedian}, {bench.PreemptionAsync, rep.PreemptionAsyncMedian}} {
 		for _, r := range w.rs {
-			if r.DNF || r.Scheduled != rep.Preemption.Pods || r.Overall <= 0 || r.Phases == nil || r.Phases.Preemptors == 0 || r.Phases.Victims == 0 {
-				problems = append(problems, fmt.Sprintf("%s, %s: %d of %d measured pods scheduled, %.1f pods/s overall, phases %+v", w.name, r.Name, r.Scheduled, rep.Preemption.Pods, r.Overall, r.Phases))
+			pods := rep.Preemption.Pods
+			if w.name == bench.PreemptionAsync {
+				pods = rep.Preemption.AsyncPods
+			}
+			if r.DNF || r.Scheduled != pods || r.Overall <= 0 || r.Phases == nil || r.Phases.Preemptors == 0 || r.Phases.Victims == 0 {
+				problems = append(problems, fmt.Sprintf("%s, %s: %d of %d measured pods scheduled, %.1f pods/s overall, phases %+v", w.name, r.Name, r.Scheduled, pods, r.Overall, r.Phases))
 			}
 		}
 	}

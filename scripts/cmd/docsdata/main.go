@@ -22,7 +22,7 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root")
 	tools := flag.String("tools", ".cache/tools", "tools directory")
-	only := flag.String("only", "", `regenerate one output only: "chaos", "try", "tests", "demo" or "timelines"`)
+	only := flag.String("only", "", `regenerate one output only: "scenarios" (make e2e and make compare), "chaos", "try", "tests", "demo" or "timelines"`)
 	chapter := flag.String("chapter", "", `with --only tests or demo: that chapter's (a number, e.g. 09) only`)
 	flag.Parse()
 	var err error
@@ -30,6 +30,8 @@ func main() {
 	switch *only {
 	case "":
 		err = run(*root, *tools)
+	case "scenarios":
+		_, err = scenarios(*root, *tools, dir)
 	case "chaos":
 		err = chaos(*root, *tools, dir)
 	case "try":
@@ -41,7 +43,7 @@ func main() {
 	case "timelines":
 		err = timelinesOnly(*root, *tools)
 	default:
-		err = fmt.Errorf("--only %q: the outputs that can be made alone are chaos, try, tests, demo and timelines", *only)
+		err = fmt.Errorf("--only %q: the outputs that can be made alone are scenarios, chaos, try, tests, demo and timelines", *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docsdata: "+err.Error())
@@ -61,31 +63,8 @@ func run(root, tools string) error {
 	if err := demos(root, tools, dir, ""); err != nil {
 		return err
 	}
-	fmt.Println("scenarios of every chapter")
-	e2eDir := filepath.Join(root, ".cache", "docsdata")
-	_ = os.RemoveAll(e2eDir)
-	// -v=4: the handlers log node updates, which the timelines mark.
-	out, err := command(root, "go", "run", "./scripts/cmd/e2e", "--tools", tools, "--out", e2eDir, "--log-level", "4")
+	e2eDir, err := scenarios(root, tools, dir)
 	if err != nil {
-		return fmt.Errorf("e2e: %w\n%s", err, out)
-	}
-	if err := write(filepath.Join(dir, "e2e.txt"), "make e2e", out); err != nil {
-		return err
-	}
-	// The rows of one scenario across the chapters, for the chapter 08 page
-	// to compare attempts.
-	if err := write(filepath.Join(dir, "e2e-queue-label-noise.txt"), "make e2e RUN=queue-label-noise   # its rows of the full run", tableRows(out, 1, "queue-label-noise")); err != nil {
-		return err
-	}
-	fmt.Println("comparison with kube-scheduler")
-	out, err = command(root, "go", "run", "./scripts/cmd/compare", "--tools", tools, "--out", filepath.Join(e2eDir, "compare"))
-	if err != nil {
-		return fmt.Errorf("compare: %w\n%s", err, out)
-	}
-	if err := write(filepath.Join(dir, "compare.txt"), "make compare", out); err != nil {
-		return err
-	}
-	if err := write(filepath.Join(dir, "e2e-01.txt"), "make e2e CHAPTER=01   # its rows of the full run", tableRows(out, 0, "01-initial")); err != nil {
 		return err
 	}
 	if err := chaos(root, tools, dir); err != nil {
@@ -132,6 +111,37 @@ func run(root, tools string) error {
 		}
 	}
 	return nil
+}
+
+// scenarios runs every scenario against every chapter, then the comparison
+// with kube-scheduler, writes their outputs, and returns the directory of
+// the scenario run's logs (the timelines are drawn from them).
+func scenarios(root, tools, dir string) (string, error) {
+	fmt.Println("scenarios of every chapter")
+	e2eDir := filepath.Join(root, ".cache", "docsdata")
+	_ = os.RemoveAll(e2eDir)
+	// -v=4: the handlers log node updates, which the timelines mark.
+	out, err := command(root, "go", "run", "./scripts/cmd/e2e", "--tools", tools, "--out", e2eDir, "--log-level", "4")
+	if err != nil {
+		return "", fmt.Errorf("e2e: %w\n%s", err, out)
+	}
+	if err := write(filepath.Join(dir, "e2e.txt"), "make e2e", out); err != nil {
+		return "", err
+	}
+	// The rows of one scenario across the chapters, for the chapter 08 page
+	// to compare attempts; and chapter 01's rows, for its page.
+	if err := write(filepath.Join(dir, "e2e-queue-label-noise.txt"), "make e2e RUN=queue-label-noise   # its rows of the full run", tableRows(out, 1, "queue-label-noise")); err != nil {
+		return "", err
+	}
+	if err := write(filepath.Join(dir, "e2e-01.txt"), "make e2e CHAPTER=01   # its rows of the full run", tableRows(out, 0, "01-initial")); err != nil {
+		return "", err
+	}
+	fmt.Println("comparison with kube-scheduler")
+	out, err = command(root, "go", "run", "./scripts/cmd/compare", "--tools", tools, "--out", filepath.Join(e2eDir, "compare"))
+	if err != nil {
+		return "", fmt.Errorf("compare: %w\n%s", err, out)
+	}
+	return e2eDir, write(filepath.Join(dir, "compare.txt"), "make compare", out)
 }
 
 // chaos writes the table of a full `make chaos` run.
