@@ -190,12 +190,12 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	if t.Sched == nil {
 		return res, fmt.Errorf("%s needs a scheduler", workload)
 	}
+	nodes, pods := cfg.sized(workload)
 	ns, _, err := e.setUp(ctx, map[string]string{PreemptionBasic: "preempt", PreemptionAsync: "preempt-async"}[workload], t, run, nodes)
 	defer cleanup(client, ns)
 	if err != nil {
 		return res, err
 	}
-	nodes, pods := cfg.sized(workload)
 	if workload == PreemptionBasic && pods > nodes {
 		return res, fmt.Errorf("%s: %d preemptors do not fit %d nodes (one each)", workload, pods, nodes)
 	}

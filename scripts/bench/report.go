@@ -253,10 +253,10 @@ func (r *Report) PreemptionMarkdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n", r.Date, r.Machine, r.Runs)
 	fmt.Fprintf(&b, "\n**%s**: %d nodes of 4 CPUs, each with four low-priority pods of 900m; %d measured pods of priority 9999999 asking for 3970m, each of which must preempt all four; cap %s.\n\n",
-			PreemptionBasic, r.Preemption.Nodes, r.Preemption.Pods, r.Preemption.Cap)
+		PreemptionBasic, r.Preemption.Nodes, r.Preemption.Pods, r.Preemption.Cap)
 	r.preemptionTable(&b, r.PreemptionBasicMedian)
 	fmt.Fprintf(&b, "\n**%s**: %d such nodes with their low-priority pods; %d measured pods of 100m, while a preemptor of priority 9999999 asking for 3970m arrives every %s (no more in all than there are nodes) and preempts a node's pods; cap %s.\n\n",
-			PreemptionAsync, r.Preemption.AsyncNodes, r.Preemption.AsyncPods, r.Preemption.Interval, r.Preemption.Cap)
+		PreemptionAsync, r.Preemption.AsyncNodes, r.Preemption.AsyncPods, r.Preemption.Interval, r.Preemption.Cap)
 	r.preemptionTable(&b, r.PreemptionAsyncMedian)
 	b.WriteString("\n**Targets** (on the medians, reported, never asserted):\n\n")
 	r.targetsTable(&b, func(c Check) bool { return strings.Contains(c.Target, "Preemption") })
