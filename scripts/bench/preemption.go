@@ -39,9 +39,10 @@ const (
 type PreemptionConfig struct {
 	Nodes, Pods int
 	// AsyncNodes and AsyncPods size PreemptionAsync: its measured pods are
-	// fast to schedule, so it needs many more of them (four fit a node
-	// beside its low-priority pods) for a measured phase of several
-	// seconds.
+	// fast to schedule, so it needs many more of them for a measured phase
+	// of several seconds. Four fit a node beside its low-priority pods,
+	// none a node a preemptor took: the preemptors arriving meanwhile must
+	// leave room for them all.
 	AsyncNodes, AsyncPods int
 	Interval              time.Duration
 	Cap                   time.Duration

@@ -62,7 +62,7 @@ func run() error {
 		basic:   bench.Config{Nodes: 100, InitPods: 100, Pods: 2000, Cap: 30 * time.Second, QPS: 5000, Burst: 5000},
 		requeue: bench.RequeueConfig{Nodes: 10, Pods: 100, Rounds: 5, Pause: time.Second, Cap: time.Minute},
 		// scheduler_perf's 500Nodes and 1000Nodes, scaled to this cluster.
-		preemption: bench.PreemptionConfig{Nodes: 100, Pods: 100, AsyncNodes: 500, AsyncPods: 2000, Interval: 200 * time.Millisecond, Cap: time.Minute},
+		preemption: bench.PreemptionConfig{Nodes: 100, Pods: 100, AsyncNodes: 500, AsyncPods: 1000, Interval: 200 * time.Millisecond, Cap: time.Minute},
 		runs:       3,
 		profile:    8,
 	}
