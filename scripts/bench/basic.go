@@ -154,8 +154,19 @@ func (e *Env) RunSchedulingBasic(ctx context.Context, t Target, cfg Config, run 
 	pending := make(chan *v1.Pod, cfg.InitPods+cfg.Pods)
 	_, err = podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if p := obj.(*v1.Pod); p.Spec.NodeName == "" && t.Sched == nil {
+			p := obj.(*v1.Pod)
+			if p.Spec.NodeName == "" && t.Sched == nil {
 				pending <- p
+			}
+			// A pod first seen bound: the watch missed its binding and a
+			// relist brought it (right after the apiserver started, a
+			// watch can end at once).
+			if p.Spec.NodeName != "" {
+				bound.Add(1)
+				if p.Labels[measured] != "" {
+					boundMeasured.Add(1)
+					lastBound.Store(time.Now().UnixNano())
+				}
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {

@@ -106,6 +106,12 @@ func (w *preemptionWatch) handlers() cache.ResourceEventHandlerFuncs {
 				w.created[p.Name] = time.Now()
 				w.mu.Unlock()
 			}
+			// A pod first seen bound: the watch missed its binding and a
+			// relist brought it (right after the apiserver started, a
+			// watch can end at once).
+			if p.Spec.NodeName != "" {
+				w.handlers().UpdateFunc(&v1.Pod{ObjectMeta: p.ObjectMeta}, p)
+			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			old, p := oldObj.(*v1.Pod), newObj.(*v1.Pod)
