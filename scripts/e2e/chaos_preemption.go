@@ -279,20 +279,21 @@ func (c *chaos) checkPreemptions() {
 }
 
 // aroundOutage says whether t falls from a second before kube-apiserver was
-// stopped to reflectorLag after it answered again: meanwhile the
-// scheduler's informers reconnect, with client-go's backoff.
+// stopped to preemptionLag after it answered again. Later decisions are
+// judged by what the scheduler's log says it had seen, however late its
+// informers reconnected.
 func (c *chaos) aroundOutage(t time.Time) bool {
-	return !c.outage[0].IsZero() && t.After(c.outage[0].Add(-time.Second)) && t.Before(c.outage[1].Add(reflectorLag))
+	return !c.outage[0].IsZero() && t.After(c.outage[0].Add(-time.Second)) && t.Before(c.outage[1].Add(preemptionLag))
 }
 
 // preemptionLag is the window before a decision through which a node must
 // have had room, and bindingLag how long after a pod was assumed its
 // Binding may reach the apiserver through the client's rate limiter.
 //
-// reflectorLag is how long, after the apiserver's restart, the scheduler's
-// view of the cluster may stay stale, and how recent a node change may be
+// reflectorLag is how recent an update of a node (a label, a taint) may be
 // for the node to count: the scheduler logs node updates only at -v=4, so
-// the check cannot know when it saw one.
+// the check cannot know when it saw one, and after the apiserver's restart
+// its informers may take many seconds to reconnect.
 const (
 	preemptionLag = 3 * time.Second
 	bindingLag    = 30 * time.Second
@@ -324,7 +325,9 @@ func roomWithout(pod *v1.Pod, priority func(string) int32, at time.Time, nodeCha
 			continue
 		}
 		changes := nodeChanges[node]
-		if slices.ContainsFunc(changes, func(ch nodeChange) bool { return ch.Received.After(at.Add(-reflectorLag)) && !ch.Received.After(at) }) {
+		// Its creation is not an update: nodeAdded says when the scheduler
+		// saw it.
+		if len(changes) > 1 && slices.ContainsFunc(changes[1:], func(ch nodeChange) bool { return ch.Received.After(at.Add(-reflectorLag)) && !ch.Received.After(at) }) {
 			continue
 		}
 		states := nodesAt(changes, from)

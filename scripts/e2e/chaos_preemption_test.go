@@ -97,6 +97,8 @@ func TestRoomWithout(t *testing.T) {
 			view: schedulerView{nodeAdded: seen, nominated: map[string]map[string]time.Time{"other": {"n1": at.Add(-time.Second)}}}, wantRoom: "n1"},
 		{name: "the node changed 20s before: the scheduler may not have seen it", view: schedulerView{nodeAdded: seen},
 			nodes: map[string][]nodeChange{"n1": {{Received: t0, At: t0, Node: node}, {Received: at.Add(-20 * time.Second), At: at.Add(-20 * time.Second), Node: node}}}},
+		{name: "a node created 10s before, seen by the scheduler 5s before the window", view: schedulerView{nodeAdded: map[string]time.Time{"n1": at.Add(-8 * time.Second)}},
+			nodes: map[string][]nodeChange{"n1": {{Received: at.Add(-10 * time.Second), At: at.Add(-10 * time.Second), Node: node}}}, wantRoom: "n1"},
 		{name: "a refused Binding held the room while assumed", nodes: created, view: schedulerView{nodeAdded: seen},
 			bindings: []binding{{Pod: "other", Node: "n1", Code: 409, At: at}}},
 		{name: "the node was deleted within the window", view: schedulerView{nodeAdded: seen},
