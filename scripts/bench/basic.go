@@ -220,24 +220,9 @@ func (e *Env) RunSchedulingBasic(ctx context.Context, t Target, cfg Config, run 
 	go func() {
 		createErr <- createPods(ctx, client, ns, "measured", cfg.Pods, map[string]string{measured: "true"}, nil)
 	}()
-	ticker := time.NewTicker(time.Second)
-	defer ticker.Stop()
-	deadline := time.After(cfg.Cap)
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-deadline:
-			res.DNF = true
-			break loop
-		case now := <-ticker.C:
-			n := int(boundMeasured.Load())
-			s.observe(now, n)
-			if n >= cfg.Pods {
-				break loop
-			}
-		}
+	// The creations' error is read after the loop, once they are done.
+	if res.DNF, err = sampleUntil(ctx, s, cfg.Pods, cfg.Cap, func() int { return int(boundMeasured.Load()) }, nil); err != nil {
+		return res, err
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Scheduled = int(boundMeasured.Load())
@@ -266,6 +251,33 @@ loop:
 		}
 	}
 	return res, nil
+}
+
+// sampleUntil observes bound() every second into s until it reaches want,
+// or limit passes (dnf). The end of ctx, or an error from errs (a nil
+// channel never delivers one), stops it with that error.
+func sampleUntil(ctx context.Context, s *sampler, want int, limit time.Duration, bound func() int, errs <-chan error) (dnf bool, err error) {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	deadline := time.After(limit)
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case err := <-errs:
+			if err != nil {
+				return false, err
+			}
+		case <-deadline:
+			return true, nil
+		case now := <-ticker.C:
+			n := bound()
+			s.observe(now, n)
+			if n >= want {
+				return false, nil
+			}
+		}
+	}
 }
 
 // benchNode is scheduler_perf's node-default.yaml: 4 CPUs, 32 GiB, 110

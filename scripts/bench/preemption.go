@@ -48,8 +48,8 @@ type PreemptionConfig struct {
 	Cap                   time.Duration
 }
 
-// sized returns the nodes and measured pods of a workload.
-func (c PreemptionConfig) sized(workload string) (nodes, pods int) {
+// Sized returns the nodes and measured pods of a workload.
+func (c PreemptionConfig) Sized(workload string) (nodes, pods int) {
 	if workload == PreemptionAsync {
 		return c.AsyncNodes, c.AsyncPods
 	}
@@ -197,7 +197,7 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	if t.Sched == nil {
 		return res, fmt.Errorf("%s needs a scheduler", workload)
 	}
-	nodes, pods := cfg.sized(workload)
+	nodes, pods := cfg.Sized(workload)
 	ns, _, err := e.setUp(ctx, map[string]string{PreemptionBasic: "preempt", PreemptionAsync: "preempt-async"}[workload], t, run, nodes)
 	defer cleanup(client, ns)
 	if err != nil {
@@ -281,28 +281,8 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	default:
 		return res, fmt.Errorf("unknown workload %q", workload)
 	}
-	ticker := time.NewTicker(time.Second)
-	defer ticker.Stop()
-	deadline := time.After(cfg.Cap)
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case err := <-createErr:
-			if err != nil {
-				return res, err
-			}
-		case <-deadline:
-			res.DNF = true
-			break loop
-		case now := <-ticker.C:
-			n := int(w.boundMeasured.Load())
-			s.observe(now, n)
-			if n >= pods {
-				break loop
-			}
-		}
+	if res.DNF, err = sampleUntil(ctx, s, pods, cfg.Cap, func() int { return int(w.boundMeasured.Load()) }, createErr); err != nil {
+		return res, err
 	}
 	res.Seconds = time.Since(start).Seconds()
 	stopMeasure()
@@ -328,6 +308,14 @@ loop:
 	res.Phases = &p
 	return res, nil
 }
+
+// PreemptionMedians returns each preemption workload's medians, by name.
+func (r *Report) PreemptionMedians() map[string][]Result {
+	return map[string][]Result{PreemptionBasic: r.PreemptionBasicMedian, PreemptionAsync: r.PreemptionAsyncMedian}
+}
+
+// PreemptionWorkloads are the preemption workloads, in the order they run.
+var PreemptionWorkloads = []string{PreemptionBasic, PreemptionAsync}
 
 // MedianPhases takes, target by target, the median of each phase over the
 // runs, in the order of MedianBasic.

@@ -323,21 +323,16 @@ func printReport(rep *bench.Report) {
 		}
 		fmt.Printf(row, r.Name, fmt.Sprint(r.Attempts), fmt.Sprintf("%.2f", r.AttemptsPerPod()), fmt.Sprint(r.Wasted), bound)
 	}
-	for _, w := range []struct {
-		name string
-		rs   []bench.Result
-	}{{bench.PreemptionBasic, rep.PreemptionBasicMedian}, {bench.PreemptionAsync, rep.PreemptionAsyncMedian}} {
-		if len(w.rs) == 0 {
+	for _, name := range bench.PreemptionWorkloads {
+		rs := rep.PreemptionMedians()[name]
+		if len(rs) == 0 {
 			continue
 		}
-		nodes, pods := rep.Preemption.Nodes, rep.Preemption.Pods
-		if w.name == bench.PreemptionAsync {
-			nodes, pods = rep.Preemption.AsyncNodes, rep.Preemption.AsyncPods
-		}
-		fmt.Printf("%s: %d nodes with 4 low-priority pods each, %d measured pods; median of %d runs\n", w.name, nodes, pods, rep.Runs)
+		nodes, pods := rep.Preemption.Sized(name)
+		fmt.Printf("%s: %d nodes with 4 low-priority pods each, %d measured pods; median of %d runs\n", name, nodes, pods, rep.Runs)
 		row := "%-28s %8s %8s %8s %8s %8s %10s %22s %26s %22s\n"
 		fmt.Printf(row, "SCHEDULER", "AVERAGE", "OVERALL", "PODS", "SECONDS", "CPU S", "PREEMPTORS", "CREATED→NOMINATED MS", "NOMINATED→VICTIMS GONE MS", "VICTIMS GONE→BOUND MS")
-		for _, r := range w.rs {
+		for _, r := range rs {
 			secs := fmt.Sprintf("%.1f", r.Seconds)
 			if r.DNF {
 				secs = "DNF"
@@ -374,17 +369,11 @@ func checkTiny(rep *bench.Report, top []byte) error {
 			problems = append(problems, fmt.Sprintf("SchedulingBasic, %s: no peak RSS", r.Name))
 		}
 	}
-	for _, w := range []struct {
-		name string
-		rs   []bench.Result
-	}{{bench.PreemptionBasic, rep.PreemptionBasicMedian}, {bench.PreemptionAsync, rep.PreemptionAsyncMedian}} {
-		for _, r := range w.rs {
-			pods := rep.Preemption.Pods
-			if w.name == bench.PreemptionAsync {
-				pods = rep.Preemption.AsyncPods
-			}
+	for _, name := range bench.PreemptionWorkloads {
+		_, pods := rep.Preemption.Sized(name)
+		for _, r := range rep.PreemptionMedians()[name] {
 			if r.DNF || r.Scheduled != pods || r.Overall <= 0 || r.Phases == nil || r.Phases.Preemptors == 0 || r.Phases.Victims == 0 {
-				problems = append(problems, fmt.Sprintf("%s, %s: %d of %d measured pods scheduled, %.1f pods/s overall, phases %+v", w.name, r.Name, r.Scheduled, pods, r.Overall, r.Phases))
+				problems = append(problems, fmt.Sprintf("%s, %s: %d of %d measured pods scheduled, %.1f pods/s overall, phases %+v", name, r.Name, r.Scheduled, pods, r.Overall, r.Phases))
 			}
 		}
 	}
