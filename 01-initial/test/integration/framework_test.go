@@ -1,4 +1,4 @@
-// Package integration runs chapter 01's scheduler against a real
+// Package integration runs this chapter's scheduler against a real
 // kube-apiserver and etcd started by envtest, as upstream's
 // test/integration/scheduler runs kube-scheduler against a real apiserver.
 package integration
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -42,29 +43,102 @@ func assetsDir(t *testing.T) string {
 	return dir
 }
 
-// startAPIServer starts etcd and kube-apiserver on 127.0.0.1 and returns an
-// admin config. They stop when the test ends.
+// controlPlane is the etcd and kube-apiserver the package's tests share.
+// Starting them takes several seconds, more than most tests here take, so
+// the first test that needs them starts them and TestMain stops them, as
+// upstream's integration packages share one etcd (TestMain calls
+// framework.EtcdMain in test/integration/scheduler/main_test.go). Tests do
+// not run in parallel, and each starts on an empty cluster.
+var controlPlane struct {
+	once sync.Once
+	env  *envtest.Environment
+	cfg  *restclient.Config
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if controlPlane.env != nil && controlPlane.err == nil {
+		if err := controlPlane.env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
+}
+
+// startAPIServer returns an admin config for etcd and kube-apiserver on
+// 127.0.0.1, started by the first test that asks. The cluster is empty:
+// what the tests before left is deleted first.
 func startAPIServer(t *testing.T) *restclient.Config {
 	t.Helper()
-	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t)}
-	// Without a node lifecycle controller, TaintNodesByCondition would leave
-	// every new node tainted not-ready forever. ServiceAccount admission
-	// stays off as envtest has it: no controller creates default accounts.
-	env.ControlPlane.GetAPIServer().Configure().Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting the control plane: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
+	dir := assetsDir(t)
+	controlPlane.once.Do(func() {
+		env := &envtest.Environment{BinaryAssetsDirectory: dir}
+		// Without a node lifecycle controller, TaintNodesByCondition would
+		// leave every new node tainted not-ready forever. ServiceAccount
+		// admission stays off as envtest has it: no controller creates
+		// default accounts.
+		env.ControlPlane.GetAPIServer().Configure().Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
+		controlPlane.env = env
+		controlPlane.cfg, controlPlane.err = env.Start()
 	})
+	if controlPlane.err != nil {
+		t.Fatalf("starting the control plane: %v", controlPlane.err)
+	}
+	cfg := restclient.CopyConfig(controlPlane.cfg)
 	cfg.QPS, cfg.Burst = 500, 1000
+	emptyCluster(t, kubernetes.NewForConfigOrDie(cfg))
 	return cfg
 }
 
-// runScheduler runs this chapter's scheduler in the test's process, on a
+// emptyCluster deletes every pod, node and PriorityClass but the built-in
+// ones, and waits until the apiserver has none left, so that a test sees
+// only what it creates. Pods go with grace period 0: no kubelet runs to
+// finish a graceful deletion. The scheduler of the test before has stopped
+// by now (runScheduler's cleanup waits for it).
+func emptyCluster(t *testing.T, client kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	var zero int64
+	now := metav1.DeleteOptions{GracePeriodSeconds: &zero}
+	namespaces, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("emptying the cluster: %v", err)
+	}
+	for _, ns := range namespaces.Items {
+		if err := client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{}); err != nil {
+			t.Fatalf("emptying the cluster: %v", err)
+		}
+	}
+	if err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatalf("emptying the cluster: %v", err)
+	}
+	classes, err := client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("emptying the cluster: %v", err)
+	}
+	for _, pc := range classes.Items {
+		if strings.HasPrefix(pc.Name, "system-") {
+			continue
+		}
+		if err := client.SchedulingV1().PriorityClasses().Delete(ctx, pc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("emptying the cluster: %v", err)
+		}
+	}
+	waitFor(ctx, t, "an empty cluster", func() (bool, error) {
+		pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		return len(pods.Items) == 0 && len(nodes.Items) == 0, nil
+	})
+}
+
 // client that counts its Bindings, until the test ends.
 func runScheduler(ctx context.Context, t *testing.T, cfg *restclient.Config, opts ...scheduler.Option) *bindingCounter {
 	t.Helper()
@@ -162,7 +236,10 @@ func createNodes(ctx context.Context, t *testing.T, client kubernetes.Interface,
 
 func createNamespace(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) {
 	t.Helper()
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+	// A namespace outlives the test that made it, emptied: no namespace
+	// controller runs to finish deleting one.
+	_, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
 }
