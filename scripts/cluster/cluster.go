@@ -85,10 +85,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	c = &Cluster{dir: opts.Dir, AuditLog: filepath.Join(opts.Dir, "audit.log"), Kubeconfig: filepath.Join(opts.Dir, "kubeconfig")}
+	started := &Cluster{dir: opts.Dir, AuditLog: filepath.Join(opts.Dir, "audit.log"), Kubeconfig: filepath.Join(opts.Dir, "kubeconfig")}
+	c = started
+	// The failing returns below set c to nil: stop what they started
+	// through started.
 	defer func() {
 		if err != nil {
-			_ = c.Stop()
+			_ = started.Stop()
 		}
 	}()
 

@@ -36,7 +36,7 @@ func main() {
 
 func run() error {
 	var f e2e.Flags
-	f.Register(flag.CommandLine, ".cache/chaos")
+	f.Register(flag.CommandLine, ".cache/chaos", 0)
 	cfg := e2e.DefaultChaos
 	small := flag.Bool("small", false, "a small run (20 nodes, 300 pods and 200 at the outage), as make test runs it")
 	flag.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes at the start")

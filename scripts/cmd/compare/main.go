@@ -1,7 +1,8 @@
 // Command compare checks that chapters decide as the real kube-scheduler
 // decides. For each chapter from 02 on and each scenario marked
 // deterministic (exactly one right node for every pod), it plays the
-// scenario twice on one local cluster: with the chapter's scheduler, and
+// scenario twice on one local cluster (several scenarios play at once, each
+// on a cluster of its own: --parallel): with the chapter's scheduler, and
 // with kube-scheduler v1.37.1 configured with exactly the chapter's plugins
 // and weights (see e2e.UpstreamConfig). Pods are created one per step, each
 // waiting for its Binding (or, for a preemptor, until its victims are gone
@@ -35,7 +36,7 @@ func main() {
 
 func run() error {
 	var f e2e.Flags
-	f.Register(flag.CommandLine, ".cache/compare")
+	f.Register(flag.CommandLine, ".cache/compare", 3)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -45,12 +46,18 @@ func run() error {
 		return err
 	}
 	defer h.Close()
-	h.Runner.OnePodPerStep = true
+	for _, r := range h.Runners {
+		r.OnePodPerStep = true
+	}
 
 	row := "%-18s %-26s %-15s %-16s %-16s %s\n"
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "POD", "CHAPTER'S NODE", "KUBE-SCHEDULER", "RESULT")
-	passed := 0
-	var failures []string
+	type job struct {
+		ours, upstream e2e.Scheduler
+		dir            string
+		sc             *e2e.Scenario
+	}
+	var jobs []job
 	for _, c := range h.Chapters {
 		ours := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=2", "--vmodule=schedule_one=10"}}
 		upstream, err := e2e.UpstreamScheduler(f.Tools, h.Dir, c.Number)
@@ -58,32 +65,38 @@ func run() error {
 			return err
 		}
 		for _, sc := range h.Scenarios {
-			if !sc.Deterministic || sc.FirstChapter > c.Number {
-				continue
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			a := h.Runner.Run(ctx, sc, ours)
-			b := h.Runner.Run(ctx, sc, upstream)
-			problems := compare(a, b)
-			pods := sortedPods(a, b)
-			for i, pod := range pods {
-				verdict := ""
-				if i == len(pods)-1 {
-					verdict = "same"
-					if len(problems) > 0 {
-						verdict = "FAIL: " + strings.Join(problems, "; ")
-					}
-				}
-				fmt.Printf(row, c.Dir, sc.Name, pod, where(a, pod), where(b, pod), verdict)
-			}
-			if len(problems) > 0 {
-				failures = append(failures, fmt.Sprintf("%s %s: %s\n", c.Dir, sc.Name, strings.Join(problems, "; ")))
-			} else {
-				passed++
+			if sc.Deterministic && sc.FirstChapter <= c.Number {
+				jobs = append(jobs, job{ours, upstream, c.Dir, sc})
 			}
 		}
+	}
+	passed := 0
+	var failures []string
+	// Both runs of a scenario play on one lane, one after the other.
+	err = e2e.Play(ctx, h.Runners, len(jobs), func(ctx context.Context, r *e2e.Runner, i int) [2]e2e.Result {
+		return [2]e2e.Result{r.Run(ctx, jobs[i].sc, jobs[i].ours), r.Run(ctx, jobs[i].sc, jobs[i].upstream)}
+	}, func(i int, res [2]e2e.Result) {
+		a, b := res[0], res[1]
+		problems := compare(a, b)
+		pods := sortedPods(a, b)
+		for k, pod := range pods {
+			verdict := ""
+			if k == len(pods)-1 {
+				verdict = "same"
+				if len(problems) > 0 {
+					verdict = "FAIL: " + strings.Join(problems, "; ")
+				}
+			}
+			fmt.Printf(row, jobs[i].dir, jobs[i].sc.Name, pod, where(a, pod), where(b, pod), verdict)
+		}
+		if len(problems) > 0 {
+			failures = append(failures, fmt.Sprintf("%s %s: %s\n", jobs[i].dir, jobs[i].sc.Name, strings.Join(problems, "; ")))
+		} else {
+			passed++
+		}
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Printf("%d passed, %d failed\n", passed, len(failures))
 	if len(failures) > 0 {

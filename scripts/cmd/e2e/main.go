@@ -28,7 +28,7 @@ func main() {
 
 func run() error {
 	var f e2e.Flags
-	f.Register(flag.CommandLine, ".cache/e2e")
+	f.Register(flag.CommandLine, ".cache/e2e", 3)
 	// make timeline asks for -v=4, where the handlers log node updates.
 	verbosity := flag.Int("log-level", 3, "the schedulers' -v")
 	flag.Parse()
@@ -47,34 +47,43 @@ func run() error {
 	}
 	row := fmt.Sprintf("%%-20s %%-%ds %%-6s %%7s %%8s %%8s  %%s\n", width)
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "RESULT", "TIME", "BINDINGS", "ATTEMPTS", "PROBLEMS")
-	passed := 0
-	var failures []string
+	type job struct {
+		sched e2e.Scheduler
+		dir   string
+		sc    *e2e.Scenario
+	}
+	var jobs []job
 	for _, c := range h.Chapters {
 		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], fmt.Sprintf("-v=%d", *verbosity)}}
 		for _, sc := range h.Scenarios {
-			if sc.FirstChapter > c.Number {
-				continue
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			res := h.Runner.Run(ctx, sc, sched)
-			verdict := "PASS"
-			if !res.Passed {
-				verdict = "FAIL"
-			} else {
-				passed++
-			}
-			problems := strings.Join(res.Problems, "; ")
-			if !res.Passed {
-				problems += " (log: " + res.Log + ")"
-			}
-			line := fmt.Sprintf(row, c.Dir, sc.Name, verdict, fmt.Sprintf("%.1fs", res.Duration.Seconds()), fmt.Sprint(res.Bindings), fmt.Sprint(res.Attempts), problems)
-			fmt.Print(line)
-			if !res.Passed {
-				failures = append(failures, line)
+			if sc.FirstChapter <= c.Number {
+				jobs = append(jobs, job{sched, c.Dir, sc})
 			}
 		}
+	}
+	passed := 0
+	var failures []string
+	err = e2e.Play(ctx, h.Runners, len(jobs), func(ctx context.Context, r *e2e.Runner, i int) e2e.Result {
+		return r.Run(ctx, jobs[i].sc, jobs[i].sched)
+	}, func(i int, res e2e.Result) {
+		verdict := "PASS"
+		if !res.Passed {
+			verdict = "FAIL"
+		} else {
+			passed++
+		}
+		problems := strings.Join(res.Problems, "; ")
+		if !res.Passed {
+			problems += " (log: " + res.Log + ")"
+		}
+		line := fmt.Sprintf(row, jobs[i].dir, jobs[i].sc.Name, verdict, fmt.Sprintf("%.1fs", res.Duration.Seconds()), fmt.Sprint(res.Bindings), fmt.Sprint(res.Attempts), problems)
+		fmt.Print(line)
+		if !res.Passed {
+			failures = append(failures, line)
+		}
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Printf("%d passed, %d failed\n", passed, len(failures))
 	if len(failures) > 0 {
