@@ -151,7 +151,10 @@ func upstreamScheduler(toolsDir, dir, file string, config func(kubeconfig string
 		Upstream: true,
 		Command:  append([]string{bin}, flags...),
 		Args: func(kubeconfig, addr string) []string {
-			cfg := filepath.Join(dir, file)
+			// One file per cluster (the kubeconfig's directory): lanes
+			// that play side by side each point kube-scheduler at their
+			// own apiserver.
+			cfg := filepath.Join(dir, filepath.Base(filepath.Dir(kubeconfig))+"-"+file)
 			if err := os.WriteFile(cfg, []byte(config(kubeconfig)), 0o644); err != nil {
 				panic(err) // the directory was created by the caller
 			}
