@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -38,36 +39,52 @@ type Prover struct {
 //     the solution.
 //
 // The two claims about part k differ only by part k's stubs, so part k's
-// tests fail because of them. Both sides of consecutive parts run on one
-// copy, S_k, which is compiled once: n copies for n parts.
+// tests fail because of them. The starter is the copy a learner gets,
+// stubbed as MakeCopy stubs it. The states' tests run on a switchable copy
+// (MakeSwitchableCopy), whose functions run MakeCopy's stubs when told to:
+// one test binary per package serves every state.
 func (p *Prover) Prove(ctx context.Context, spec *Spec) error {
 	src := filepath.Join(p.Root, spec.Chapter)
 	testdata := filepath.Join(p.Root, "scripts", "workshop", "testdata")
 	n := len(spec.Parts)
 	name := func(k int) string { return fmt.Sprintf("%s part %d (%s)", spec.Chapter, k, spec.Parts[k-1].Title) }
 
-	for k := 0; k < n && ctx.Err() == nil; k++ {
-		// S_k: parts after k are stubs.
-		later := map[int]bool{}
-		for j := k + 1; j <= n; j++ {
-			later[j] = true
-		}
-		dir, stubs, err := p.copy(spec, later)
-		if err != nil {
-			return err
-		}
-		if k == 0 {
-			p.logf("%s: starter stubs %d functions\n", spec.Chapter, len(stubs))
-			if out, err := goCmd(ctx, dir, "vet", "./..."); err != nil {
-				p.fail("%s starter: go vet ./... (compiles the tests too): %v\n%s", spec.Chapter, err, out)
-			}
-		} else {
-			p.expect(ctx, fmt.Sprintf("%s, parts after it stubbed", name(k)), dir, spec.Parts[k-1].Unit, true)
-		}
-		p.expect(ctx, fmt.Sprintf("%s, it and the parts after it stubbed", name(k+1)), dir, spec.Parts[k].Unit, false)
+	// S_0, as the learner gets it.
+	all := map[int]bool{}
+	for k := 1; k <= n; k++ {
+		all[k] = true
 	}
-	// S_n is the finished chapter.
-	p.expect(ctx, name(n)+", the finished chapter", src, spec.Parts[n-1].Unit, true)
+	dir, stubs, err := p.copy(spec, all)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if out, err := goCmd(ctx, dir, "vet", "./..."); err != nil {
+		p.fail("%s starter: go vet ./... (compiles the tests too): %v\n%s", spec.Chapter, err, out)
+	}
+	p.logf("%s: the starter stubs %d functions and compiles, tests included (go vet, %.0fs)\n", spec.Chapter, len(stubs), time.Since(start).Seconds())
+
+	sw, bins, err := p.switchable(ctx, spec)
+	if err != nil {
+		return err
+	}
+	// stubbedFrom lists parts k to n: the stubs of S_(k-1).
+	stubbedFrom := func(k int) string {
+		var parts []string
+		for j := k; j <= n; j++ {
+			parts = append(parts, strconv.Itoa(j))
+		}
+		return strings.Join(parts, ",")
+	}
+	for k := 1; k <= n && ctx.Err() == nil; k++ {
+		unit := spec.Parts[k-1].Unit
+		p.expectState(ctx, name(k)+", it and the parts after it stubbed", sw, bins, unit, stubbedFrom(k), false)
+		done := ", parts after it stubbed"
+		if k == n {
+			done = ", the finished chapter"
+		}
+		p.expectState(ctx, name(k)+done, sw, bins, unit, stubbedFrom(k+1), true)
+	}
 
 	for i, e := range spec.Exercises {
 		name := fmt.Sprintf("%s exercise %d (%s)", spec.Chapter, i+1, e.Title)
@@ -101,6 +118,71 @@ func (p *Prover) Prove(ctx context.Context, spec *Spec) error {
 		}
 	}
 	return nil
+}
+
+// switchable makes the chapter's switchable copy and links the test binary
+// of each package that the parts' unit tests are in, once. A package whose
+// binary does not link gets none: the claims on it fail.
+func (p *Prover) switchable(ctx context.Context, spec *Spec) (string, map[string]string, error) {
+	// One path per chapter, kept from run to run, so the build cache
+	// compiles only what changed.
+	dir := filepath.Join(p.Work, spec.Chapter+"-switch")
+	if err := os.RemoveAll(dir); err != nil {
+		return "", nil, err
+	}
+	if _, err := MakeSwitchableCopy(filepath.Join(p.Root, spec.Chapter), dir, spec); err != nil {
+		return "", nil, err
+	}
+	bins := map[string]string{}
+	for _, part := range spec.Parts {
+		for _, r := range part.Unit {
+			if _, done := bins[r.Pkg]; done {
+				continue
+			}
+			bin := filepath.Join(p.Work, "bin", spec.Chapter, strings.NewReplacer("/", "_", ".", "_").Replace(r.Pkg)+".test")
+			start := time.Now()
+			if err := BuildTestBinary(ctx, dir, r.Pkg, bin); err != nil {
+				p.fail("%s: the switchable copy: %v", spec.Chapter, err)
+				bins[r.Pkg] = ""
+				continue
+			}
+			p.logf("  %s: linked the tests of %s (%.0fs)\n", spec.Chapter, r.Pkg, time.Since(start).Seconds())
+			bins[r.Pkg] = bin
+		}
+	}
+	return dir, bins, nil
+}
+
+// expectState runs the tests on the switchable copy dir with the parts in
+// stubs stubbed, and records a problem unless each run passed (pass) or
+// failed in a test (not pass).
+func (p *Prover) expectState(ctx context.Context, name, dir string, bins map[string]string, runs []TestRun, stubs string, pass bool) {
+	for _, r := range runs {
+		if missing, err := MissingTests(filepath.Join(dir, r.Pkg), r.Run); err != nil || len(missing) > 0 {
+			p.fail("%s: %s names tests the package does not have: %v (%v)", name, r, missing, err)
+			continue
+		}
+		if bins[r.Pkg] == "" {
+			p.fail("%s: %s: no test binary", name, r)
+			continue
+		}
+		p.judge(name, r, RunTestBinary(ctx, bins[r.Pkg], dir, r, stubs, unitTimeout), pass)
+	}
+}
+
+// judge records a problem unless res passed (pass) or failed in a test.
+func (p *Prover) judge(name string, r TestRun, res Result, pass bool) {
+	want := "fail"
+	ok := res.FailedByTest()
+	if pass {
+		want, ok = "pass", res.Passed()
+	}
+	verdict := "ok"
+	if !ok {
+		verdict = "WRONG"
+		p.fail("%s: %s should %s: %s", name, r, want, res.Summary())
+	}
+	p.logf("  %-5s %s: %s should %s: %s (%.0fs)\n", verdict, name, r, want, oneLine(res.Summary(), 160), res.Duration.Seconds())
 }
 
 // Problems is what did not hold, one line each.
@@ -142,18 +224,7 @@ func (p *Prover) expect(ctx context.Context, name, dir string, runs []TestRun, p
 			p.logf("  %-5s %s: %s names %s, which the unit stage runs\n", verdict, name, r, strings.Join(names, ", "))
 			continue
 		}
-		res := GoTest(ctx, dir, r, unitTimeout)
-		want := "fail"
-		ok := res.FailedByTest()
-		if pass {
-			want, ok = "pass", res.Passed()
-		}
-		verdict := "ok"
-		if !ok {
-			verdict = "WRONG"
-			p.fail("%s: %s should %s: %s", name, r, want, res.Summary())
-		}
-		p.logf("  %-5s %s: %s should %s: %s (%.0fs)\n", verdict, name, r, want, oneLine(res.Summary(), 160), res.Duration.Seconds())
+		p.judge(name, r, GoTest(ctx, dir, r, unitTimeout), pass)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -64,12 +65,39 @@ type testEvent struct {
 // GoTest runs go test with the race detector in dir (a chapter or a copy
 // of one) and reads its JSON events.
 func GoTest(ctx context.Context, dir string, run TestRun, timeout time.Duration) Result {
-	start := time.Now()
-	res := Result{Run: run}
 	args := []string{"test", "-json", "-race", "-count=1", "-timeout", timeout.String(), "-run", run.Run, run.Pkg}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
+	return readTestEvents(cmd, run)
+}
+
+// BuildTestBinary links the test binary of package pkg of dir, with the
+// race detector, into out. Without DWARF (-w): nobody debugs it, and its
+// link is the proof's cost.
+func BuildTestBinary(ctx context.Context, dir, pkg, out string) error {
+	if output, err := goCmd(ctx, dir, "test", "-c", "-race", "-ldflags=-w", "-o", out, pkg); err != nil {
+		return fmt.Errorf("go test -c %s: %v\n%s", pkg, err, output)
+	}
+	return nil
+}
+
+// RunTestBinary runs a test binary that BuildTestBinary linked from
+// package run.Pkg of dir, as go test would (in the package's directory,
+// through test2json), with the parts in stubs stubbed (StubEnv).
+func RunTestBinary(ctx context.Context, bin, dir string, run TestRun, stubs string, timeout time.Duration) Result {
+	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-t", "-p", run.Pkg, bin,
+		"-test.v=test2json", "-test.count=1", "-test.timeout="+timeout.String(), "-test.run="+run.Run)
+	cmd.Dir = filepath.Join(dir, run.Pkg)
+	cmd.Env = append(os.Environ(), StubEnv+"="+stubs)
+	return readTestEvents(cmd, run)
+}
+
+// readTestEvents runs cmd, which prints go test's JSON events, and reads
+// them.
+func readTestEvents(cmd *exec.Cmd, run TestRun) Result {
+	start := time.Now()
+	res := Result{Run: run}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

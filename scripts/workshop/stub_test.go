@@ -2,6 +2,7 @@ package workshop
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -249,5 +250,110 @@ func TestMakeCopyNeedsAMarkedFunction(t *testing.T) {
 	want := "no function is marked //workshop:part 06/2"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("MakeCopy error = %v, want one containing %q", err, want)
+	}
+}
+
+// switchProgram is a program whose marked functions have a result, named
+// results, and no result but a side effect.
+const switchProgram = `package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+//workshop:part 06/1
+func add(a, b int) int { return a + b }
+
+//workshop:part 06/2
+func named() (n int, err error) {
+	n = 7
+	return n, nil
+}
+
+var calls []string
+
+//workshop:part 06/2
+func record(s string) {
+	calls = append(calls, s)
+}
+
+func main() {
+	n, _ := named()
+	record("x")
+	fmt.Printf("%d %d [%s]", add(1, 2), n, strings.Join(calls, ","))
+}
+`
+
+// TestMakeSwitchableCopy: in every state, the switchable copy run with
+// StubEnv behaves as the copy MakeCopy stubs for that state. That is what
+// lets the proof run one test binary for every state.
+func TestMakeSwitchableCopy(t *testing.T) {
+	upstreamLookup = func(file, name string) bool { return false }
+	t.Cleanup(func() { upstreamLookup = upstreamHas })
+	spec := &Spec{Chapter: "06-scheduling-queue", Number: 6, Parts: []Part{{Title: "one", Doc: "d#1"}, {Title: "two", Doc: "d#2"}}}
+	src := t.TempDir()
+	for name, text := range map[string]string{"go.mod": "module example.com/sw\n\ngo 1.26.0\n", "main.go": switchProgram} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := func(dir string) string {
+		t.Helper()
+		bin := filepath.Join(dir, "prog")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build in %s: %v\n%s", dir, err, out)
+		}
+		return bin
+	}
+	run := func(bin, stubs string) string {
+		t.Helper()
+		cmd := exec.Command(bin)
+		cmd.Env = append(os.Environ(), StubEnv+"="+stubs)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		return string(out)
+	}
+	sw := filepath.Join(t.TempDir(), "switch")
+	funcs, err := MakeSwitchableCopy(src, sw, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFuncs := []Stubbed{{Part: 1, File: "main.go", Func: "add"}, {Part: 2, File: "main.go", Func: "named"}, {Part: 2, File: "main.go", Func: "record"}}
+	if d := cmp.Diff(wantFuncs, funcs); d != "" {
+		t.Errorf("switchable functions (-want, +got):\n%s", d)
+	}
+	switchBin := build(sw)
+	tests := []struct {
+		stubs string
+		stub  map[int]bool
+		want  string
+	}{
+		{"", nil, "3 7 [x]"},
+		{"2", map[int]bool{2: true}, "3 0 []"},
+		{"1", map[int]bool{1: true}, "0 7 [x]"},
+		{"1,2", map[int]bool{1: true, 2: true}, "0 0 []"},
+	}
+	for _, tt := range tests {
+		t.Run("stubbed parts "+tt.stubs, func(t *testing.T) {
+			got := run(switchBin, tt.stubs)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("switchable copy (-want, +got):\n%s", d)
+			}
+			if tt.stub == nil {
+				return
+			}
+			stubbed := filepath.Join(t.TempDir(), "copy")
+			if _, err := MakeCopy(src, stubbed, spec, tt.stub); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(run(build(stubbed), ""), got); d != "" {
+				t.Errorf("the switchable copy differs from MakeCopy's (-MakeCopy, +switchable):\n%s", d)
+			}
+		})
 	}
 }
