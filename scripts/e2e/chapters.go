@@ -96,7 +96,10 @@ func BuildChapterWith(root string, c Chapter, binDir string, race bool) (string,
 		args = append(args, "-race")
 	}
 	cmd := exec.Command("go", append(args, ".")...)
+	// The chapter as its own module, as its tests build it (their
+	// command tests build the same file).
 	cmd.Dir = filepath.Join(root, c.Dir)
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building %s: %v\n%s", c.Dir, err, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,12 +24,23 @@ import (
 )
 
 // buildCommand builds this chapter's binary, with the race detector, so the
-// tests below run the program exactly as a user does.
+// tests below run the program exactly as a user does. It goes where make
+// e2e builds it (.cache/bin/race/ at the repository's root): go build
+// relinks it only when the chapter changed, once for both tests and the
+// scenarios.
 func buildCommand(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mini-scheduler")
-	cmd := exec.Command("go", "build", "-race", "-o", bin, ".")
-	cmd.Dir = filepath.Join("..", "..")
+	chapter, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(filepath.Dir(chapter), ".cache", "bin", "race", filepath.Base(chapter))
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-o", bin, "-race", ".")
+	cmd.Dir = chapter
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

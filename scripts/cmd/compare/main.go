@@ -36,7 +36,7 @@ func main() {
 
 func run() error {
 	var f e2e.Flags
-	f.Register(flag.CommandLine, ".cache/compare", 3)
+	f.Register(flag.CommandLine, ".cache/compare", 4)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

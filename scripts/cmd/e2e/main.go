@@ -28,7 +28,7 @@ func main() {
 
 func run() error {
 	var f e2e.Flags
-	f.Register(flag.CommandLine, ".cache/e2e", 3)
+	f.Register(flag.CommandLine, ".cache/e2e", 4)
 	// make timeline asks for -v=4, where the handlers log node updates.
 	verbosity := flag.Int("log-level", 3, "the schedulers' -v")
 	flag.Parse()
