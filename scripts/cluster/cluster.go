@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -72,6 +73,8 @@ rules:
 - level: None
 `
 
+var setLogger sync.Once
+
 // Start starts etcd, kube-apiserver and kwok, and returns when the apiserver
 // answers and kwok runs. Stop undoes everything, also when Start fails half
 // way.
@@ -100,8 +103,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	// envtest logs through controller-runtime's logger, which complains
-	// with a stack trace when nobody set it: send it to klog.
-	ctrllog.SetLogger(klog.Background())
+	// with a stack trace when nobody set it: send it to klog, once (lanes
+	// start clusters side by side, and SetLogger is not safe for that).
+	setLogger.Do(func() { ctrllog.SetLogger(klog.Background()) })
 	c.env = &envtest.Environment{BinaryAssetsDirectory: bin, ControlPlaneStartTimeout: 60 * time.Second, ControlPlaneStopTimeout: 90 * time.Second}
 	apiServer := c.env.ControlPlane.GetAPIServer()
 	// A directory of our own for the serving certificates: envtest keeps

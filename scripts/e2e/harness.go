@@ -144,6 +144,9 @@ func Setup(ctx context.Context, f Flags, keep func(Chapter) bool) (*Harness, err
 // in about the time of one. Jobs not started when ctx ends are not
 // reported; Play then returns ctx's error.
 func Play[T any](ctx context.Context, runners []*Runner, n int, job func(ctx context.Context, r *Runner, i int) T, report func(i int, res T)) error {
+	if len(runners) == 0 && n > 0 {
+		return errors.New("no runner to play on")
+	}
 	results := make([]T, n)
 	ran := make([]bool, n)
 	done := make([]chan struct{}, n)

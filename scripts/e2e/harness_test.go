@@ -73,4 +73,9 @@ func TestPlay(t *testing.T) {
 			}
 		})
 	}
+	t.Run("no runner: an error, not a wait for ever", func(t *testing.T) {
+		if err := Play(context.Background(), nil, 2, func(context.Context, *Runner, int) int { return 0 }, func(int, int) {}); err == nil {
+			t.Error("Play with no runner and 2 jobs = nil, want an error")
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -86,12 +87,37 @@ func BuildTestBinary(ctx context.Context, dir, pkg, out string) error {
 // package run.Pkg of dir, as go test would (in the package's directory,
 // through test2json), with the parts in stubs stubbed (StubEnv).
 func RunTestBinary(ctx context.Context, bin, dir string, run TestRun, stubs string, timeout time.Duration) Result {
-	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-t", "-p", run.Pkg, bin,
-		"-test.v=test2json", "-test.count=1", "-test.timeout="+timeout.String(), "-test.run="+run.Run)
+	test2json, err := test2jsonPath()
+	if err != nil {
+		return Result{Run: run, BuildFailed: true, First: err.Error()}
+	}
+	cmd := exec.CommandContext(ctx, test2json, "-t", "-p", run.Pkg, bin,
+		"-test.v=test2json", "-test.paniconexit0", "-test.count=1", "-test.timeout="+timeout.String(), "-test.run="+run.Run)
 	cmd.Dir = filepath.Join(dir, run.Pkg)
 	cmd.Env = append(os.Environ(), StubEnv+"="+stubs)
+	// Cancelled, test2json is killed, but the test binary it started
+	// holds the output open: stop waiting for it after a while.
+	cmd.WaitDelay = 5 * time.Second
 	return readTestEvents(cmd, run)
 }
+
+// test2jsonPath is the go command's test2json, asked of it once. Go builds
+// its tools on first use, into the build cache: when the file is not there
+// yet, one run of `go tool test2json` builds it.
+var test2jsonPath = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "tool", "-n", "test2json").Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool -n test2json: %w", err)
+	}
+	path := strings.TrimSpace(string(out))
+	if _, err := os.Stat(path); err != nil {
+		_ = exec.Command("go", "tool", "test2json", "-h").Run() // builds it; -h exits 2
+		if _, err := os.Stat(path); err != nil {
+			return "", fmt.Errorf("test2json is not where `go tool -n` says: %w", err)
+		}
+	}
+	return path, nil
+})
 
 // readTestEvents runs cmd, which prints go test's JSON events, and reads
 // them.

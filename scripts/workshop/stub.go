@@ -114,7 +114,11 @@ func makeCopy(src, dst string, spec *Spec, stub map[int]bool, switchable bool) (
 	if switchable {
 		// The finished bodies stay, and with them every import.
 		for dir, pkg := range switchPackages {
-			if err := os.WriteFile(filepath.Join(dir, switchFile), fmt.Appendf(nil, switchSource, pkg), 0o644); err != nil {
+			file := filepath.Join(dir, switchFile)
+			if _, err := os.Stat(file); err == nil {
+				return nil, fmt.Errorf("%s: the chapter has a file of that name already", file)
+			}
+			if err := os.WriteFile(file, fmt.Appendf(nil, switchSource, pkg), 0o644); err != nil {
 				return nil, err
 			}
 		}
@@ -143,22 +147,25 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // workshopStubs is the set of parts whose functions act as stubs in this
-// run, read once from ` + StubEnv + `.
-var workshopStubs = sync.OnceValue(func() map[int]bool {
+// run, read from ` + StubEnv + ` when the package is initialised. A plain
+// variable: a sync.Once would add an atomic to every marked call, and
+// with it happens-before edges that could hide a race from -race.
+var workshopStubs = workshopParts(os.Getenv("` + StubEnv + `"))
+
+func workshopParts(list string) map[int]bool {
 	parts := map[int]bool{}
-	for _, p := range strings.Split(os.Getenv("` + StubEnv + `"), ",") {
+	for _, p := range strings.Split(list, ",") {
 		if n, err := strconv.Atoi(strings.TrimSpace(p)); err == nil {
 			parts[n] = true
 		}
 	}
 	return parts
-})
+}
 
-func workshopStubbed(part int) bool { return workshopStubs()[part] }
+func workshopStubbed(part int) bool { return workshopStubs[part] }
 `
 
 // stubSource replaces the bodies of the functions of src marked for the
@@ -182,6 +189,17 @@ func stubSource(name string, src []byte, spec *Spec, stub map[int]bool, switchab
 		if !ok || fn.Doc == nil || fn.Body == nil {
 			continue
 		}
+		// A function is written in one part of a chapter: a stub and its
+		// switchable guard name one part.
+		mine := 0
+		for _, c := range fn.Doc.List {
+			if m := marker.FindStringSubmatch(c.Text); m != nil && m[1] == fmt.Sprintf("%02d", spec.Number) {
+				mine++
+			}
+		}
+		if mine > 1 {
+			return nil, "", nil, fmt.Errorf("%s: %s is marked for %d parts of chapter %02d; a function belongs to one part", name, funcName(fn), mine, spec.Number)
+		}
 		for _, c := range fn.Doc.List {
 			m := marker.FindStringSubmatch(c.Text)
 			if m == nil {
@@ -203,8 +221,6 @@ func stubSource(name string, src []byte, spec *Spec, stub map[int]bool, switchab
 			}
 			splices = append(splices, splice{from: from, to: to, text: text})
 			done = append(done, s)
-			// One stub per function, even if two parts of this chapter
-			// marked it.
 			break
 		}
 	}

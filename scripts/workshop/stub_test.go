@@ -357,3 +357,26 @@ func TestMakeSwitchableCopy(t *testing.T) {
 		})
 	}
 }
+
+// A function marked for two parts of one chapter would be stubbed in the
+// states of both, which a switchable guard on one part cannot follow.
+func TestMakeCopyRejectsTwoPartsOfOneChapter(t *testing.T) {
+	src := t.TempDir()
+	text := "package a\n\n//workshop:part 06/1\n//workshop:part 06/2\nfunc A() {}\n\n//workshop:part 06/2\n//workshop:part 07/1\nfunc B() {}\n"
+	if err := os.WriteFile(filepath.Join(src, "a.go"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := &Spec{Chapter: "06-scheduling-queue", Number: 6, Parts: []Part{{Title: "a"}, {Title: "b"}}}
+	for _, switchable := range []bool{false, true} {
+		var err error
+		if switchable {
+			_, err = MakeSwitchableCopy(src, filepath.Join(t.TempDir(), "copy"), spec)
+		} else {
+			_, err = MakeCopy(src, filepath.Join(t.TempDir(), "copy"), spec, map[int]bool{2: true})
+		}
+		want := "A is marked for 2 parts of chapter 06"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("switchable=%v: error = %v, want one containing %q", switchable, err, want)
+		}
+	}
+}

@@ -53,19 +53,16 @@ func assetsDir(t *testing.T) string {
 // framework.EtcdMain in test/integration/scheduler/main_test.go). Tests do
 // not run in parallel, and each starts on an empty cluster.
 var controlPlane struct {
-	once sync.Once
-	env  *envtest.Environment
-	cfg  *restclient.Config
-	err  error
+	mu  sync.Mutex
+	env *envtest.Environment
+	cfg *restclient.Config
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if controlPlane.env != nil && controlPlane.err == nil {
-		if err := controlPlane.env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
-			code = max(code, 1)
-		}
+	if err := stopControlPlane(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		code = max(code, 1)
 	}
 	os.Exit(code)
 }
@@ -76,23 +73,49 @@ func TestMain(m *testing.M) {
 func startAPIServer(t *testing.T) *restclient.Config {
 	t.Helper()
 	dir := assetsDir(t)
-	controlPlane.once.Do(func() {
+	controlPlane.mu.Lock()
+	if controlPlane.env == nil {
 		env := &envtest.Environment{BinaryAssetsDirectory: dir}
 		// Without a node lifecycle controller, TaintNodesByCondition would
 		// leave every new node tainted not-ready forever. ServiceAccount
 		// admission stays off as envtest has it: no controller creates
 		// default accounts.
 		env.ControlPlane.GetAPIServer().Configure().Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
-		controlPlane.env = env
-		controlPlane.cfg, controlPlane.err = env.Start()
-	})
-	if controlPlane.err != nil {
-		t.Fatalf("starting the control plane: %v", controlPlane.err)
+		cfg, err := env.Start()
+		if err != nil {
+			controlPlane.mu.Unlock()
+			t.Fatalf("starting the control plane: %v", err)
+		}
+		controlPlane.env, controlPlane.cfg = env, cfg
 	}
 	cfg := restclient.CopyConfig(controlPlane.cfg)
+	controlPlane.mu.Unlock()
+	// A test that failed may have left anything behind, and one that
+	// panicked ends the process before TestMain runs: stop the control
+	// plane then (cleanups run after a panic too); the next test starts
+	// a new one.
+	t.Cleanup(func() {
+		if t.Failed() {
+			if err := stopControlPlane(); err != nil {
+				t.Errorf("stopping the control plane: %v", err)
+			}
+		}
+	})
 	cfg.QPS, cfg.Burst = 500, 1000
 	emptyCluster(t, kubernetes.NewForConfigOrDie(cfg))
 	return cfg
+}
+
+// stopControlPlane stops the shared etcd and kube-apiserver, if they run.
+func stopControlPlane() error {
+	controlPlane.mu.Lock()
+	defer controlPlane.mu.Unlock()
+	env := controlPlane.env
+	controlPlane.env, controlPlane.cfg = nil, nil
+	if env == nil {
+		return nil
+	}
+	return env.Stop()
 }
 
 // emptyCluster deletes every pod, node and PriorityClass but the built-in
@@ -142,6 +165,7 @@ func emptyCluster(t *testing.T, client kubernetes.Interface) {
 	})
 }
 
+// runScheduler runs this chapter's scheduler in the test's process, on a
 // client that counts its Bindings, until the test ends.
 func runScheduler(ctx context.Context, t *testing.T, cfg *restclient.Config, opts ...scheduler.Option) *bindingCounter {
 	t.Helper()

@@ -44,7 +44,13 @@ func buildCommand(t *testing.T) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return bin
+	// The test runs its own name for the file, as make e2e does: a build
+	// meanwhile replaces the cached file, not this one.
+	own := filepath.Join(t.TempDir(), "mini-scheduler")
+	if err := os.Link(bin, own); err != nil {
+		return bin
+	}
+	return own
 }
 
 // writeKubeconfig writes cfg as a kubeconfig file.
