@@ -36,7 +36,7 @@ func main() {
 
 func run() error {
 	var f e2e.Flags
-	f.Register(flag.CommandLine, ".cache/chaos", 0)
+	f.Register(flag.CommandLine, ".cache/chaos", 1)
 	cfg := e2e.DefaultChaos
 	small := flag.Bool("small", false, "a small run (20 nodes, 300 pods and 200 at the outage), as make test runs it")
 	flag.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes at the start")
@@ -52,6 +52,14 @@ func run() error {
 	}
 	if *small {
 		cfg.Nodes, cfg.Pods, cfg.OutagePods, cfg.Pause, cfg.Settle = 20, 300, 200, time.Second, 90*time.Second
+		// The small run is a check, not a load: three chapters churn at
+		// once, unless --parallel says otherwise. The full run keeps the
+		// machine to one chapter.
+		parallel := false
+		flag.Visit(func(fl *flag.Flag) { parallel = parallel || fl.Name == "parallel" })
+		if !parallel {
+			f.Parallel = 3
+		}
 	}
 	if cfg.Nodes < 1 || cfg.Pods < cfg.Waves || cfg.Waves < 1 || cfg.Pause < 0 || cfg.Settle <= 0 || cfg.Down < 0 {
 		return fmt.Errorf("need --nodes ≥ 1, --waves ≥ 1, --pods ≥ --waves, --pause ≥ 0, --down ≥ 0 and --settle > 0")
@@ -81,9 +89,20 @@ func run() error {
 	row := "%-20s %5s %6s %7s %8s %7s %6s %6s %8s %8s %8s %8s %7s %10s\n"
 	fmt.Printf(row, "CHAPTER", "PODS", "NODES", "-NODES", "-PENDING", "ORPHANS", "LABELS", "TAINTS", "RESTARTS", "BOUND", "PENDING", "BINDINGS", "SETTLED", "VIOLATIONS")
 	failed := 0
-	for _, c := range h.Chapters {
+	type result struct {
+		rep e2e.ChaosReport
+		out e2e.OutageReport
+	}
+	// Chapters churn side by side, each on a cluster of its own
+	// (--parallel): the churn waits on its waves and its settle far more
+	// than it computes.
+	err = e2e.Play(ctx, h.Runners, len(h.Chapters), func(ctx context.Context, r *e2e.Runner, i int) result {
+		c := h.Chapters[i]
 		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=3"}}
-		rep := h.Runner.Chaos(ctx, sched, cfg)
+		rep := r.Chaos(ctx, sched, cfg)
+		return result{rep, r.Outage(ctx, sched, e2e.DefaultOutage)}
+	}, func(i int, res result) {
+		c, rep, out := h.Chapters[i], res.rep, res.out
 		fmt.Printf(row, c.Dir, fmt.Sprint(rep.Pods), fmt.Sprint(rep.Nodes), fmt.Sprint(rep.NodesDeleted), fmt.Sprint(rep.PendingDeleted),
 			fmt.Sprint(rep.OrphansDeleted), fmt.Sprint(rep.LabelChanges), fmt.Sprint(rep.TaintChanges), fmt.Sprint(rep.Restarts),
 			fmt.Sprint(rep.Bound), fmt.Sprint(rep.Pending), fmt.Sprint(rep.Bindings), rep.Settled.Round(time.Second).String(), fmt.Sprint(len(rep.Violations)))
@@ -96,7 +115,6 @@ func run() error {
 				rep.Preemptions, rep.PreemptionsChecked, rep.Victims, rep.Nominated)
 		}
 		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
-		out := h.Runner.Outage(ctx, sched, e2e.DefaultOutage)
 		fmt.Printf("    lost apiserver: %d pods at %d requests/s, cut off from kube-apiserver for %s once %d were bound; %d refused-connection lines logged, %d of %d bound after, 1 of them created after the cut (%d Bindings accepted, %d refused)\n",
 			out.Pods-1, e2e.DefaultOutage.QPS, out.Down.Round(100*time.Millisecond), out.BoundBefore, out.Errors, out.Bound, out.Pods, out.Bindings, out.Refused)
 		for _, v := range rep.Violations {
@@ -114,9 +132,9 @@ func run() error {
 		if len(rep.Violations)+len(out.Violations) > 0 {
 			failed++
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	})
+	if err != nil {
+		return err
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d chapter(s) broke an invariant", failed)
