@@ -30,6 +30,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"minisched/scripts/e2e"
 )
 
 const (
@@ -294,31 +296,16 @@ func grant(ctx context.Context, t *testing.T, admin kubernetes.Interface, user s
 	}
 }
 
-// buildChapter builds chapter 08 with the race detector where the e2e
-// suite builds it (.cache/bin/race/): go build relinks it only when the
-// chapter changed.
+// buildChapter builds chapter 08 with the race detector as the e2e suite
+// does, into the same cache (relinked only when the chapter changed), and
+// returns the test's own hard link to it.
 func buildChapter(t *testing.T) string {
 	t.Helper()
-	bin, err := filepath.Abs(filepath.Join("..", "..", ".cache", "bin", "race", "08-queueinghint"))
+	bin, err := e2e.BuildChapterWith(filepath.Join("..", ".."), e2e.Chapter{Number: 8, Dir: "08-queueinghint"}, t.TempDir(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "-o", bin, "-race", ".")
-	cmd.Dir = filepath.Join("..", "..", "08-queueinghint")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	// The test's own name for the file: a build meanwhile replaces the
-	// cached file, not this one.
-	own := filepath.Join(t.TempDir(), "mini-scheduler")
-	if err := os.Link(bin, own); err != nil {
-		return bin
-	}
-	return own
+	return bin
 }
 
 // runScheduler starts the scheduler with kubeconfig and returns its log so
