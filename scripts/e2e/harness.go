@@ -20,13 +20,13 @@ import (
 // compare).
 type Flags struct {
 	Root, Tools, Chapters, ScenarioDir, Run, Out string
-	// Parallel is how many scenarios play at once, each on a local
-	// cluster of its own; 0 means 1.
+	// Parallel is how many runs play at once, each on a local cluster
+	// of its own; 0 means 1.
 	Parallel int
 }
 
 // Register adds the flags to fs; out is the default output directory.
-// lanes, if above 0, adds --parallel with that default.
+// lanes is --parallel's default.
 func (f *Flags) Register(fs *flag.FlagSet, out string, lanes int) {
 	fs.StringVar(&f.Root, "root", ".", "repository root")
 	fs.StringVar(&f.Tools, "tools", ".cache/tools", "tools directory (see scripts/build-tools.sh)")
@@ -34,9 +34,7 @@ func (f *Flags) Register(fs *flag.FlagSet, out string, lanes int) {
 	fs.StringVar(&f.ScenarioDir, "scenarios", "scripts/e2e/scenarios", "directory of scenario files")
 	fs.StringVar(&f.Run, "run", "", "run only scenarios whose name matches this regular expression")
 	fs.StringVar(&f.Out, "out", out, "directory for the cluster's files and the schedulers' logs")
-	if lanes > 0 {
-		fs.IntVar(&f.Parallel, "parallel", lanes, "scenarios played at once, each on a local cluster of its own")
-	}
+	fs.IntVar(&f.Parallel, "parallel", lanes, "runs played at once, each on a local cluster of its own")
 }
 
 // Harness is a suite run ready to play: the scenarios selected, each
