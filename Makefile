@@ -14,7 +14,7 @@ SHELL := /bin/bash
 ROOT      := $(CURDIR)
 TOOLS_DIR ?= $(ROOT)/.cache/tools
 BIN_DIR   := $(ROOT)/.cache/bin
-CHAPTERS  := $(patsubst %/go.mod,%,$(sort $(wildcard 0[1-9]-*/go.mod)))
+CHAPTERS  := $(patsubst %/go.mod,%,$(sort $(wildcard [01][0-9]-*/go.mod)))
 MODULES   := $(CHAPTERS) scripts scripts/tools
 # CHAPTER picks one chapter by number (01, 02, ...); e2e runs all without it.
 CHAPTER   ?=

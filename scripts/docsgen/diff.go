@@ -22,7 +22,7 @@ func ChapterDirs(root string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	re := regexp.MustCompile(`^0[1-9]-[a-z-]+$`)
+	re := regexp.MustCompile(`^(0[1-9]|1[0-9])-[a-z-]+$`)
 	var out []string
 	for _, e := range entries {
 		if e.IsDir() && re.MatchString(e.Name()) {

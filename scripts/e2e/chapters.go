@@ -17,7 +17,7 @@ type Chapter struct {
 	Dir    string // "01-initial"
 }
 
-var chapterDir = regexp.MustCompile(`^(0[1-9])-[a-z-]+$`)
+var chapterDir = regexp.MustCompile(`^(0[1-9]|1[0-9])-[a-z-]+$`)
 
 // FindChapters lists the chapter folders under root that hold a go.mod.
 func FindChapters(root string) ([]Chapter, error) {

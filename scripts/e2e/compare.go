@@ -36,15 +36,21 @@ var ChapterClient = Client{QPS: 50, Burst: 100}
 // UpstreamConfig is a KubeSchedulerConfiguration that makes kube-scheduler
 // behave like chapter `chapter` for the pods `make compare` creates: every
 // multiPoint plugin disabled, exactly the chapter's in-tree plugins enabled
-// with upstream's weights, every node scored (percentageOfNodesToScore 100),
+// with upstream's weights, every node scored up to chapter 09
+// (percentageOfNodesToScore 100) and upstream's default search from chapter
+// 10 on (the scenarios have fewer than 100 nodes, so both search them all),
 // profile mini-scheduler, the given client QPS and burst. The chapters' own
 // plugins (NodeCost, Gang) have no upstream counterpart: scenarios that use
 // them are not deterministic.
 func UpstreamConfig(chapter int, kubeconfig string, client Client) string {
 	var b strings.Builder
 	b.WriteString(upstreamHeader(kubeconfig, client))
-	fmt.Fprintf(&b, `percentageOfNodesToScore: 100
-profiles:
+	// Up to chapter 09, the chapters look at every node; from chapter 10
+	// on, they stop as kube-scheduler does by default.
+	if chapter < SearchChapter {
+		b.WriteString("percentageOfNodesToScore: 100\n")
+	}
+	fmt.Fprintf(&b, `profiles:
 - schedulerName: %s
   plugins:
     multiPoint:

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -147,6 +148,11 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 			res.Attempts += n
 		}
 		problems = append(problems, ru.checkAttempts(attempts)...)
+		searched, err := readFeasible(res.Log, ru.ns)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		problems = append(problems, ru.checkSearched(searched)...)
 	}
 	res.Placements, _ = ru.placements(context.Background())
 	res.Unschedulable = ru.unschedulableMessages(context.Background())
@@ -852,6 +858,46 @@ func countAttempts(logPath, ns string) (map[string]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// feasibleLine matches a decision that bound a pod, and captures the pod
+// and the feasible nodes its search found.
+var feasibleLine = regexp.MustCompile(`"Scheduling decision" pod="([^"]+)".* result="scheduled".* feasibleNodes=(\d+)`)
+
+// readFeasible reads, per pod of namespace ns, the feasibleNodes of the
+// decision that bound it.
+func readFeasible(logPath, ns string) (map[string]int, error) {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading the scheduler log: %w", err)
+	}
+	out := map[string]int{}
+	for _, m := range feasibleLine.FindAllStringSubmatch(string(data), -1) {
+		if namespace, name, ok := strings.Cut(m[1], "/"); ok && namespace == ns {
+			out[name], _ = strconv.Atoi(m[2])
+		}
+	}
+	return out, nil
+}
+
+// checkSearched compares the feasible nodes found with the scenario's, if
+// they apply to this chapter.
+func (ru *run) checkSearched(feasible map[string]int) []string {
+	a := ru.sc.Expect.Searched
+	if a == nil || ru.sched.Chapter < a.FromChapter {
+		return nil
+	}
+	var problems []string
+	for _, pattern := range slices.Sorted(maps.Keys(a.Feasible)) {
+		for _, name := range ru.podNames(pattern) {
+			if got, ok := feasible[name]; !ok {
+				problems = append(problems, fmt.Sprintf("pod %s: no decision bound it with a feasibleNodes count", name))
+			} else if got != a.Feasible[pattern] {
+				problems = append(problems, fmt.Sprintf("pod %s: the search found %d feasible nodes, want %d", name, got, a.Feasible[pattern]))
+			}
+		}
+	}
+	return problems
 }
 
 // checkAttempts compares the attempts with the scenario's caps, if they

@@ -174,8 +174,12 @@ type Condition struct {
 // PreemptionChapter is the first chapter whose scheduler preempts.
 const PreemptionChapter = 9
 
+// SearchChapter is the first chapter whose scheduler stops searching once
+// it has found enough feasible nodes (percentageOfNodesToScore).
+const SearchChapter = 10
+
 // LastChapter is the newest chapter a scenario may name.
-const LastChapter = 9
+const LastChapter = 10
 
 // For returns the condition a scheduler of the chapter sets: the message
 // with the preemption verdict appended from PreemptionChapter on.
@@ -191,7 +195,7 @@ func (c *Condition) For(chapter int) *Condition {
 // Expect is the outcome the scenario waits for once its steps are done.
 type Expect struct {
 	// Bound maps pod names (or globs, e.g. web-*) to the nodes they may be
-	// bound to: one name, a list, or "*" for any node.
+	// bound to: one name or glob (c-*), a list, or "*" for any node.
 	Bound map[string]Nodes `json:"bound,omitempty"`
 	// Unbound maps pods (or globs) that must stay without a node to the
 	// PodScheduled condition they must carry (nil: no condition checked).
@@ -212,6 +216,20 @@ type Expect struct {
 	// retries on events (chapter 06 on) tries a pod again only when
 	// something could have helped it.
 	Attempts *ExpectAttempts `json:"attempts,omitempty"`
+	// Searched pins how many feasible nodes a scheduler found for a pod,
+	// read from the feasibleNodes of the decision that bound it, from a
+	// chapter on: a scheduler that stops searching early (chapter 10 on)
+	// finds fewer than the nodes that fit.
+	Searched *ExpectSearched `json:"searched,omitempty"`
+}
+
+// ExpectSearched pins the feasible nodes found per pod.
+type ExpectSearched struct {
+	// FromChapter is the first chapter the numbers apply to.
+	FromChapter int `json:"fromChapter"`
+	// Feasible maps pod names (or globs) to the feasibleNodes each pod's
+	// binding decision must log.
+	Feasible map[string]int `json:"feasible"`
 }
 
 // ExpectAttempts caps the scheduling attempts of pods.
@@ -222,8 +240,8 @@ type ExpectAttempts struct {
 	Max map[string]int `json:"max"`
 }
 
-// Nodes is a set of node names; "*" is any node. In YAML it is a name or a
-// list of names.
+// Nodes is a set of node names or globs (c-*); "*" is any node. In YAML it
+// is a name or a list of names.
 type Nodes []string
 
 // UnmarshalJSON accepts "node" as well as ["a", "b"].
@@ -248,7 +266,7 @@ func (n *Nodes) UnmarshalJSON(b []byte) error {
 // Allows says whether node is in the set.
 func (n Nodes) Allows(node string) bool {
 	for _, want := range n {
-		if want == "*" || want == node {
+		if ok, _ := path.Match(want, node); ok {
 			return true
 		}
 	}
@@ -446,7 +464,7 @@ func (s *Scenario) validate() error {
 			return fmt.Errorf("expect.bound.%s lists no node", p)
 		}
 		for _, n := range ns {
-			if n != "*" && !nodes[n] {
+			if n != "*" && !matchesAny(n, nodes) {
 				return fmt.Errorf("expect.bound.%s names node %q, which no step creates", p, n)
 			}
 		}
@@ -485,6 +503,25 @@ func (s *Scenario) validate() error {
 			}
 			if n < 1 {
 				return fmt.Errorf("expect.attempts.max.%s is %d, want at least 1", p, n)
+			}
+		}
+	}
+	if a := s.Expect.Searched; a != nil {
+		if a.FromChapter < s.FirstChapter || a.FromChapter > LastChapter {
+			return fmt.Errorf("expect.searched.fromChapter is %d, want %d to %d", a.FromChapter, s.FirstChapter, LastChapter)
+		}
+		if len(a.Feasible) == 0 {
+			return errors.New("expect.searched.feasible names no pod")
+		}
+		for p, n := range a.Feasible {
+			if !matchesAny(p, pods) {
+				return fmt.Errorf("expect.searched.feasible names pod %q, which no step creates", p)
+			}
+			if _, ok := s.Expect.Bound[p]; !ok {
+				return fmt.Errorf("expect.searched.feasible names pod %q, which expect.bound does not", p)
+			}
+			if n < 1 {
+				return fmt.Errorf("expect.searched.feasible.%s is %d, want at least 1", p, n)
 			}
 		}
 	}

@@ -112,7 +112,7 @@ func stagingModules(dir, version string) ([]string, error) {
 	return mods, nil
 }
 
-var chapterDir = regexp.MustCompile(`^0[1-9]-[a-z-]+$`)
+var chapterDir = regexp.MustCompile(`^(0[1-9]|1[0-9])-[a-z-]+$`)
 
 // modules lists the go.mod files: the chapters, scripts and scripts/tools.
 func modules(root string) (chapters []string, all []string, err error) {
