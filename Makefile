@@ -77,6 +77,10 @@ chaos: tools ## Churn the cluster under chapters 05 on (CHAPTER=NN for one; SMAL
 bench: tools ## Benchmark every chapter, kube-scheduler and the bind ceiling side by side (median of 3 runs) and regenerate docs/benchmarks.md; TINY=1 for the make test size, ARGS='--nodes 5000 --pods 10000' to scale.
 	@go run ./scripts/cmd/bench --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(TINY),--tiny,--docs) $(ARGS)
 
+.PHONY: quality
+quality: tools ## Measure placement quality (spread after a fast scale-up, bin packing against the optimum) of chapters 03 on and kube-scheduler (median of 3) and regenerate docs/quality.md; TINY=1 for the make test size.
+	@go run ./scripts/cmd/quality --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(TINY),--tiny,--docs) $(ARGS)
+
 .PHONY: timeline
 timeline: tools ## Draw each pod's path through the queue as an SVG: CHAPTER=NN SCENARIO=name (writes .cache/timeline/NN-name.svg).
 	@go run ./scripts/cmd/timeline --tools $(TOOLS_DIR) --chapter '$(CHAPTER)' --scenario '$(SCENARIO)'
@@ -126,6 +130,7 @@ test-stages:
 	@$(STAGE) "KWOK scenarios (make e2e)" $(MAKE) --no-print-directory e2e
 	@$(STAGE) "churn, small (make chaos SMALL=1)" $(MAKE) --no-print-directory chaos SMALL=1 CHAPTER=
 	@$(STAGE) "benchmark harness, tiny (make bench TINY=1)" $(MAKE) --no-print-directory bench TINY=1 CHAPTER=
+	@$(STAGE) "placement quality harness, tiny (make quality TINY=1)" $(MAKE) --no-print-directory quality TINY=1 CHAPTER=
 	@$(STAGE) "fidelity against kube-scheduler (make compare)" $(MAKE) --no-print-directory compare
 
 .PHONY: pin

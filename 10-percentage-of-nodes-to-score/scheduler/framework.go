@@ -661,6 +661,7 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state fwk.CycleState
 // rest of its step.
 //
 //workshop:part 03/3
+//workshop:part 10/3
 func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
 	var plugins []fwk.ScorePlugin
 	for _, pl := range f.scorePlugins {

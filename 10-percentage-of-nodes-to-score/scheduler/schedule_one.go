@@ -420,6 +420,8 @@ func (sched *Scheduler) selectHost(nodesScores []fwk.NodePluginScores) string {
 // of why the others did not. It need not look at every node: the search
 // stops once it has found numFeasibleNodesToFind nodes, and the next cycle
 // starts where this one stopped (nextStartNodeIndex).
+//
+//workshop:part 10/2
 func (sched *Scheduler) findNodesThatFitPod(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, framework.Diagnosis, error) {
 	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
 	allNodes := nodes
@@ -501,7 +503,8 @@ func (sched *Scheduler) evaluateNominatedNode(ctx context.Context, state fwk.Cyc
 // looked at in a random order instead, and the search stops after
 // sched.powerOfChoices feasible nodes.
 //
-//workshop:part 10/1
+//workshop:part 02/3
+//workshop:part 10/2
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 	numAllNodes := len(nodes)
 	numNodesToFind := sched.numFeasibleNodesToFind(int32(numAllNodes))
@@ -559,7 +562,7 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // so about 42% of 1,000 nodes and 10% of 5,000. With no Score plugin there
 // is nothing to compare, and the first feasible node is enough.
 //
-//workshop:part 10/1
+//workshop:part 10/2
 func (sched *Scheduler) numFeasibleNodesToFind(numAllNodes int32) int32 {
 	if !sched.framework.HasScorePlugins() {
 		return 1
@@ -584,6 +587,8 @@ func (sched *Scheduler) numFeasibleNodesToFind(numAllNodes int32) int32 {
 // shuffled returns the nodes in a random order, for power-of-two choices:
 // the first feasible ones of it are a random sample of the feasible nodes.
 // It copies the list, which the snapshot owns.
+//
+//workshop:part 10/2
 func (sched *Scheduler) shuffled(nodes []fwk.NodeInfo) []fwk.NodeInfo {
 	out := slices.Clone(nodes)
 	sched.rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })

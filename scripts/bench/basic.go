@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"os"
 	"path/filepath"
@@ -93,7 +94,16 @@ func namespace(workload string, t Target, run int) string {
 		}
 		return '-'
 	}, name)
-	return strings.Trim(fmt.Sprintf("%s-%s-%d", workload, name, run), "-")
+	ns := strings.Trim(fmt.Sprintf("%s-%s-%d", workload, name, run), "-")
+	// Node names are the namespace and "-node-NNNNN", and a node's
+	// hostname label, like the namespace, holds 63 bytes at most: a long
+	// name is cut and told apart by a hash of the whole.
+	if len(ns) > 40 {
+		h := fnv.New32a()
+		h.Write([]byte(ns))
+		ns = fmt.Sprintf("%s-%08x", strings.TrimRight(ns[:31], "-"), h.Sum32())
+	}
+	return ns
 }
 
 // start starts the target's scheduler, its log in ns.log, and waits until

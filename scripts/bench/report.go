@@ -12,6 +12,7 @@ const (
 	Ceiling          = "bind ceiling"
 	UpstreamLike08   = "kube-scheduler (like 08)"
 	UpstreamLike09   = "kube-scheduler (like 09)"
+	UpstreamLike10   = "kube-scheduler (like 10)"
 	UpstreamDefaults = "kube-scheduler (defaults)"
 )
 
@@ -170,6 +171,22 @@ func Judge(basic []Result, requeue []RequeueResult, chapter08, chapter06 string)
 		c.Met = 5*max(rq08.Wasted, 0) <= rq06.Wasted && rq06.Wasted > 0 && !rq08.DNF
 	}
 	return append(checks, c)
+}
+
+// JudgeSearch checks issue 16's throughput target on the medians: chapter
+// 10's SchedulingBasic average at least 1.0× kube-scheduler with its
+// defaults, which stops searching as 10 does. Meant for scheduler_perf's
+// 5,000 nodes and 10,000 pods; reported, never asserted.
+func JudgeSearch(basic []Result, chapter10 string) Check {
+	c := Check{Target: fmt.Sprintf("%s SchedulingBasic ≥ 1.0× %s", chapter10, UpstreamDefaults), Measured: "not measured"}
+	ours, ok1 := find(basic, func(r Result) string { return r.Name }, chapter10)
+	theirs, ok2 := find(basic, func(r Result) string { return r.Name }, UpstreamDefaults)
+	if ok1 && ok2 && theirs.Throughput.Average > 0 {
+		r := ours.Throughput.Average / theirs.Throughput.Average
+		c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)
+		c.Met = r >= 1.0 && !ours.DNF
+	}
+	return c
 }
 
 // JudgePreemption checks issue 15's target on the medians: the chapter's

@@ -145,3 +145,34 @@ func TestCPUSeconds(t *testing.T) {
 		t.Errorf("cpuSeconds = %v after 0.3 s of spinning, want ≥ 0.1", got)
 	}
 }
+
+func TestJudgeSearch(t *testing.T) {
+	tests := []struct {
+		name  string
+		basic []Result
+		want  Check
+	}{
+		{
+			name:  "faster than the defaults",
+			basic: []Result{{Name: "10-x", Throughput: Summary{Average: 250}}, {Name: UpstreamDefaults, Throughput: Summary{Average: 200}}},
+			want:  Check{Target: "10-x SchedulingBasic ≥ 1.0× kube-scheduler (defaults)", Measured: "1.25× (250.0 vs 200.0 pods/s)", Met: true},
+		},
+		{
+			name:  "slower, and DNF",
+			basic: []Result{{Name: "10-x", Throughput: Summary{Average: 100}, DNF: true}, {Name: UpstreamDefaults, Throughput: Summary{Average: 200}}},
+			want:  Check{Target: "10-x SchedulingBasic ≥ 1.0× kube-scheduler (defaults)", Measured: "0.50× (100.0 vs 200.0 pods/s)"},
+		},
+		{
+			name:  "no reference",
+			basic: []Result{{Name: "10-x", Throughput: Summary{Average: 100}}},
+			want:  Check{Target: "10-x SchedulingBasic ≥ 1.0× kube-scheduler (defaults)", Measured: "not measured"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, JudgeSearch(tt.basic, "10-x")); diff != "" {
+				t.Errorf("check (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}

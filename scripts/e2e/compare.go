@@ -146,6 +146,29 @@ func UpstreamBenchLike(toolsDir, dir string, chapter int, client Client) (Schedu
 		chapter, fmt.Sprintf("kube-scheduler (like %02d)", chapter), "--feature-gates=OpportunisticBatching=false")
 }
 
+// UpstreamQuality returns kube-scheduler with its defaults (like 0) or
+// configured like chapter `like`, with NodeResourcesFit's scoring strategy
+// (LeastAllocated, its default, or MostAllocated) and the given client, as
+// make quality runs it; OpportunisticBatching stays as each is configured
+// elsewhere (on for the defaults, off like a chapter).
+func UpstreamQuality(toolsDir, dir string, like int, strategy string, client Client) (Scheduler, error) {
+	config := func(kubeconfig string) string { return UpstreamDefaultsConfig(kubeconfig, client) }
+	label, flags := "kube-scheduler (defaults)", []string(nil)
+	if like > 0 {
+		config = func(kubeconfig string) string { return UpstreamConfig(like, kubeconfig, client) }
+		label, flags = fmt.Sprintf("kube-scheduler (like %02d)", like), []string{"--feature-gates=OpportunisticBatching=false"}
+	}
+	withStrategy := func(kubeconfig string) string {
+		c := config(kubeconfig)
+		if strategy == "" || strategy == "LeastAllocated" {
+			return c
+		}
+		// The profile is the configuration's last item.
+		return c + "  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: " + strategy + "\n"
+	}
+	return upstreamScheduler(toolsDir, dir, fmt.Sprintf("kube-scheduler-quality-%02d-%s.yaml", like, strategy), withStrategy, max(like, 1), label, flags...)
+}
+
 func upstreamScheduler(toolsDir, dir, file string, config func(kubeconfig string) string, chapter int, label string, flags ...string) (Scheduler, error) {
 	bin, err := filepath.Abs(filepath.Join(toolsDir, "bin", "kube-scheduler"))
 	if err != nil {

@@ -65,6 +65,9 @@ func TestUpstreamConfig(t *testing.T) {
 			t.Errorf("chapter 09's configuration lacks %q:\n%s", want, nine)
 		}
 	}
+	if ten := UpstreamConfig(10, "/k", ChapterClient); strings.Contains(ten, "percentageOfNodesToScore") || !strings.Contains(ten, "DefaultPreemption") {
+		t.Errorf("chapter 10's configuration must search as kube-scheduler does by default, and preempt:\n%s", ten)
+	}
 	if strings.Contains(three, "DefaultPreemption") {
 		t.Errorf("chapter 03's configuration preempts:\n%s", three)
 	}

@@ -52,6 +52,11 @@ type options struct {
 	// preemptionOnly runs only PreemptionBasic and PreemptionAsync, and
 	// with docs writes only their page data.
 	preemptionOnly bool
+	// basicOnly runs only SchedulingBasic, without the bind ceiling and
+	// kube-scheduler like 08: the chapters, kube-scheduler with its
+	// defaults and, with chapter 10 on, kube-scheduler like 10 (the
+	// 5,000-node comparison of docs/10-percentage-of-nodes-to-score.md).
+	basicOnly bool
 	// profile is the chapter whose measured phase is profiled in one more
 	// SchedulingBasic run, not counted in the medians.
 	profile int
@@ -87,12 +92,16 @@ func run() error {
 	flag.IntVar(&o.profile, "profile", o.profile, "chapter to profile in one more SchedulingBasic run (pprof -top goes to the report); 0 for none")
 	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
 	flag.BoolVar(&o.preemptionOnly, "preemption-only", false, "run only PreemptionBasic and PreemptionAsync (chapters 09 on and kube-scheduler like 09); with --docs, write only docs/data/bench-preemption.{json,md}")
+	flag.BoolVar(&o.basicOnly, "basic-only", false, "run only SchedulingBasic, with kube-scheduler's defaults and, from chapter 10 on, kube-scheduler like 10 as references (no bind ceiling, no kube-scheduler like 08); not with --docs")
 	flag.BoolVar(&o.docs, "docs", false, "write docs/data/bench.{json,md,svg} and regenerate docs/benchmarks.md")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
 	}
 	o.basic.QPS = float32(*qps)
+	if o.basicOnly && (o.docs || o.preemptionOnly) {
+		return fmt.Errorf("--basic-only goes with neither --docs nor --preemption-only")
+	}
 	if o.tiny {
 		o.basic = bench.Config{Nodes: 3, InitPods: 3, Pods: 20, Cap: time.Minute, QPS: o.basic.QPS, Burst: o.basic.Burst}
 		o.requeue = bench.RequeueConfig{Nodes: 2, Pods: 10, Rounds: 2, Pause: 500 * time.Millisecond, Cap: time.Minute}
@@ -150,7 +159,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	var basicTargets, requeueTargets, preemptionTargets []bench.Target
 	var profiled *bench.Target
 	var profiledBin string
-	if !o.preemptionOnly {
+	if !o.preemptionOnly && !o.basicOnly {
 		basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
 	}
 	for _, c := range chapters {
@@ -182,10 +191,10 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 			profiled = &bench.Target{Name: s.Label, Sched: &s, Extra: rate, Profile: filepath.Join(dir, c.Dir+".cpu.pprof")}
 			profiledBin = pbin
 		}
-		if c.Number >= firstRequeueChapter {
+		if c.Number >= firstRequeueChapter && !o.basicOnly {
 			requeueTargets = append(requeueTargets, t)
 		}
-		if c.Number >= e2e.PreemptionChapter {
+		if c.Number >= e2e.PreemptionChapter && !o.basicOnly {
 			preemptionTargets = append(preemptionTargets, t)
 		}
 	}
@@ -201,10 +210,23 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, s := range []e2e.Scheduler{like08, defaults} {
+		references := []e2e.Scheduler{like08, defaults}
+		if o.basicOnly {
+			references = references[1:]
+		}
+		for _, s := range references {
 			t := bench.Target{Name: s.Label, Sched: &s}
 			basicTargets = append(basicTargets, t)
-			requeueTargets = append(requeueTargets, t)
+			if !o.basicOnly {
+				requeueTargets = append(requeueTargets, t)
+			}
+		}
+		if chapterDir(chapters, e2e.SearchChapter) != "" {
+			like10, err := e2e.UpstreamBenchLike(o.tools, dir, e2e.SearchChapter, client)
+			if err != nil {
+				return nil, nil, err
+			}
+			basicTargets = append(basicTargets, bench.Target{Name: like10.Label, Sched: &like10})
 		}
 	}
 
@@ -274,8 +296,11 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		}
 	}
 	rep.BasicMedian, rep.RequeueMedian = bench.MedianBasic(rep.BasicRuns), bench.MedianRequeue(rep.RequeueRuns)
-	if !o.preemptionOnly {
+	if !o.preemptionOnly && !o.basicOnly {
 		rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
+	}
+	if ten := chapterDir(chapters, e2e.SearchChapter); ten != "" && !o.preemptionOnly {
+		rep.Targets = append(rep.Targets, bench.JudgeSearch(rep.BasicMedian, ten))
 	}
 	if len(preemptionTargets) > 0 {
 		rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian = bench.MedianBasic(rep.PreemptionBasicRuns), bench.MedianBasic(rep.PreemptionAsyncRuns)

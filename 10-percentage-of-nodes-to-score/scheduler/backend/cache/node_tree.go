@@ -35,6 +35,8 @@ func newNodeTree() *nodeTree {
 }
 
 // addNode adds the node to its zone, once.
+//
+//workshop:part 10/1
 func (nt *nodeTree) addNode(n *v1.Node) {
 	zone := utilnode.GetZoneKey(n)
 	if names, ok := nt.tree[zone]; ok {
@@ -50,6 +52,8 @@ func (nt *nodeTree) addNode(n *v1.Node) {
 }
 
 // removeNode removes the node from its zone, and the zone once it is empty.
+//
+//workshop:part 10/1
 func (nt *nodeTree) removeNode(n *v1.Node) error {
 	zone := utilnode.GetZoneKey(n)
 	names := nt.tree[zone]
@@ -78,6 +82,8 @@ func (nt *nodeTree) updateNode(old, new *v1.Node) {
 
 // list returns every node name, the zones interleaved round robin: the
 // i-th node of each zone, in zone order, before any zone's (i+1)-th.
+//
+//workshop:part 10/1
 func (nt *nodeTree) list() ([]string, error) {
 	names := make([]string, 0, nt.numNodes)
 	for i, exhausted := 0, 0; len(names) < nt.numNodes; i++ {

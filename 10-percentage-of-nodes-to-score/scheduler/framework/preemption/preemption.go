@@ -203,6 +203,7 @@ func (ev *Evaluator) findCandidates(ctx context.Context, state fwk.CycleState, a
 // upstream's candidateList does.
 //
 //workshop:part 09/4
+//workshop:part 10/3
 func (ev *Evaluator) DryRunPreemption(ctx context.Context, state fwk.CycleState, pod *v1.Pod, potentialNodes []fwk.NodeInfo,
 	pdbs []*policy.PodDisruptionBudget, offset int32, candidatesNum int32) ([]Candidate, *framework.NodeToStatus, error) {
 	var nonViolatingCandidates, violatingCandidates []Candidate
