@@ -99,7 +99,7 @@ func try(root, tools, dir string) error {
 	return write(filepath.Join(dir, "01-initial-run.txt"), "go run ./01-initial -v=2   # its log while the two pods above were created; Ctrl-C stops it", schedLog.String())
 }
 
-// pageTests are the test commands the pages of 05-09 show, with -v.
+// pageTests are the test commands the pages of 05-10 show, with -v.
 var pageTests = []struct {
 	chapter string
 	runs    [][]string
@@ -112,9 +112,12 @@ var pageTests = []struct {
 		{"./09-preemption/scheduler/...", "-run", "^(TestPickOneNodeForPreemption|TestFilterVictimsWithPDBViolation|TestPodTerminatingByPreemption|TestPreemptPod|TestPrepareCandidateAsync|TestSelectVictimsOnNode|TestPodEligibleToPreemptOthers|TestCalculateNumCandidates|TestNominator|TestRunFilterPluginsWithNominatedPods|TestRunPostFilterPlugins|TestEvaluateNominatedNode)$"},
 		{"./09-preemption/test/integration", "-run", "TestPreemption"},
 	}},
+	{"10-percentage-of-nodes-to-score", [][]string{
+		{"./10-percentage-of-nodes-to-score/scheduler/...", "-run", "^(TestNodeTree|TestSnapshotListsZonesInterleaved|TestNumFeasibleNodesToFind|TestFairEvaluationForNodes|TestFindNodesThatPassFiltersInParallel|TestRunScorePluginsInParallel|TestPowerOfTwoChoices|TestScoringStrategy)$"},
+	}},
 }
 
-// tests runs the test commands the pages of 05-09 show (of one chapter
+// tests runs the test commands the pages of 05-10 show (of one chapter
 // only, if chapter is not empty) and writes, for each, the lines of its -v
 // output that say what ran and how it ended (the tests' own logs are left
 // out: they run to thousands of lines).
