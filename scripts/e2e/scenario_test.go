@@ -121,3 +121,24 @@ func TestExpand(t *testing.T) {
 		t.Errorf("(-want, +got):\n%s", diff)
 	}
 }
+
+// TestReadFeasible reads the feasibleNodes of the decisions that bound a
+// namespace's pods, as chapters log them, and nothing else.
+func TestReadFeasible(t *testing.T) {
+	log := `I1124 02:10:00.000000 1 schedule_one.go:205] "Scheduling decision" pod="ns/probe" attempt=1 result="scheduled" node="n-3" evaluatedNodes=100 feasibleNodes=100
+I1124 02:10:00.100000 1 schedule_one.go:631] "Scheduling decision" pod="ns/late" attempt=1 result="unschedulable" reason="Unschedulable" message="0/150 nodes are available"
+I1124 02:10:00.200000 1 schedule_one.go:205] "Scheduling decision" pod="other/probe" attempt=1 result="scheduled" node="n-4" evaluatedNodes=150 feasibleNodes=150
+I1124 02:10:01.000000 1 schedule_one.go:205] "Scheduling decision" pod="ns/late" attempt=2 result="scheduled" node="n-5" evaluatedNodes=144 feasibleNodes=144
+`
+	path := filepath.Join(t.TempDir(), "scheduler.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readFeasible(path, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int{"probe": 100, "late": 144}, got); diff != "" {
+		t.Errorf("feasible nodes (-want, +got):\n%s", diff)
+	}
+}

@@ -146,6 +146,15 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if o.tiny && o.chapters == "" && len(chapters) > 2 {
+		// The harness, not the chapters, is under test: the first chapter
+		// and the newest (which has a queue and preempts) run every
+		// workload and the profiled run; make e2e tests the others.
+		chapters = []e2e.Chapter{chapters[0], chapters[len(chapters)-1]}
+		if o.profile != 0 {
+			o.profile = chapters[1].Number
+		}
+	}
 	dir, err := filepath.Abs(filepath.Join(o.out, time.Now().Format("20060102-150405")))
 	if err != nil {
 		return nil, nil, err

@@ -50,7 +50,11 @@ func run() error {
 		r.OnePodPerStep = true
 	}
 
-	row := "%-18s %-26s %-15s %-16s %-16s %s\n"
+	chapterWidth := 18
+	for _, c := range h.Chapters {
+		chapterWidth = max(chapterWidth, len(c.Dir))
+	}
+	row := "%-" + fmt.Sprint(chapterWidth) + "s %-26s %-15s %-16s %-16s %s\n"
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "POD", "CHAPTER'S NODE", "KUBE-SCHEDULER", "RESULT")
 	type job struct {
 		ours, upstream e2e.Scheduler

@@ -41,11 +41,14 @@ func run() error {
 	defer h.Close()
 
 	// Rows print as scenarios finish, so the widths are fixed up front.
-	width := len("SCENARIO")
+	width, chapterWidth := len("SCENARIO"), 20
 	for _, sc := range h.Scenarios {
 		width = max(width, len(sc.Name))
 	}
-	row := fmt.Sprintf("%%-20s %%-%ds %%-6s %%7s %%8s %%8s  %%s\n", width)
+	for _, c := range h.Chapters {
+		chapterWidth = max(chapterWidth, len(c.Dir))
+	}
+	row := fmt.Sprintf("%%-%ds %%-%ds %%-6s %%7s %%8s %%8s  %%s\n", chapterWidth, width)
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "RESULT", "TIME", "BINDINGS", "ATTEMPTS", "PROBLEMS")
 	type job struct {
 		sched e2e.Scheduler
