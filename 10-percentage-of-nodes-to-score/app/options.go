@@ -134,7 +134,7 @@ func (o *Options) Validate() error {
 	if s := config.ScoringStrategyType(o.ScoringStrategy); s != config.LeastAllocated && s != config.MostAllocated {
 		return fmt.Errorf("--scoring-strategy must be LeastAllocated or MostAllocated, got %q", o.ScoringStrategy)
 	}
-	if o.PowerOfTwoChoicesD < 1 {
+	if o.PowerOfTwoChoices && o.PowerOfTwoChoicesD < 1 {
 		return fmt.Errorf("--power-of-two-choices-d must be positive, got %d", o.PowerOfTwoChoicesD)
 	}
 	if _, _, err := net.SplitHostPort(o.MetricsBindAddress); err != nil {

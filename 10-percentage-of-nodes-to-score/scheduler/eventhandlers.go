@@ -237,14 +237,14 @@ func (sched *Scheduler) deleteAssignedPodFromCache(pod *v1.Pod) {
 func (sched *Scheduler) addNodeToCache(obj any) {
 	node := nodeOf(obj)
 	sched.logger.V(3).Info("Add event for node", "node", klog.KObj(node))
-	sched.cache.AddNode(node)
+	sched.cache.AddNode(sched.logger, node)
 	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}, nil, node, nil)
 }
 
 func (sched *Scheduler) updateNodeInCache(oldObj, newObj any) {
 	oldNode, newNode := nodeOf(oldObj), nodeOf(newObj)
 	sched.logger.V(4).Info("Update event for node", "node", klog.KObj(newNode))
-	sched.cache.UpdateNode(oldNode, newNode)
+	sched.cache.UpdateNode(sched.logger, oldNode, newNode)
 	// A heartbeat changes nothing a plugin looks at and gives no event; a
 	// label, a taint or the allocatable resources give one each.
 	for _, evt := range framework.NodeSchedulingPropertiesChange(newNode, oldNode) {
@@ -255,7 +255,7 @@ func (sched *Scheduler) updateNodeInCache(oldObj, newObj any) {
 func (sched *Scheduler) deleteNodeFromCache(obj any) {
 	node := nodeOf(obj)
 	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Delete}, node, nil, nil)
-	sched.cache.RemoveNode(node)
+	sched.cache.RemoveNode(sched.logger, node)
 	// Logged once the node is out of the cache (upstream logs just before):
 	// every scheduling cycle that starts after this line cannot choose it,
 	// which is what make chaos checks.

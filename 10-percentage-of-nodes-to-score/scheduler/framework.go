@@ -699,11 +699,11 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 			return
 		}
 		if status := pl.ScoreExtensions().NormalizeScore(ctx, state, pod, perPlugin[i]); !status.IsSuccess() {
-			errCh.SendWithCancel(fmt.Errorf("running Normalize on Score plugin %q: %w", pl.Name(), status.AsError()), cancel)
+			errCh.SendWithCancel(fmt.Errorf("plugin %q failed with: %w", pl.Name(), status.AsError()), cancel)
 		}
 	}, metrics.Score)
 	if err := errCh.Receive(); err != nil {
-		return nil, fwk.AsStatus(err)
+		return nil, fwk.AsStatus(fmt.Errorf("running Normalize on Score plugins: %w", err))
 	}
 	// 3. Weight and sum.
 	result := make([]fwk.NodePluginScores, len(nodes))
@@ -721,7 +721,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 		}
 	}, metrics.Score)
 	if err := errCh.Receive(); err != nil {
-		return nil, fwk.AsStatus(err)
+		return nil, fwk.AsStatus(fmt.Errorf("applying score defaultWeights on Score plugins: %w", err))
 	}
 	return result, nil
 }

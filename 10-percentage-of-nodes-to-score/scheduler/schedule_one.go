@@ -494,14 +494,18 @@ func (sched *Scheduler) evaluateNominatedNode(ctx context.Context, state fwk.Cyc
 // The workers share the feasible list through an atomic count: a worker
 // that finds a node past the count wanted cancels the others and drops its
 // node. So the list is in the order the workers finished, not the nodes'
-// order; the scores decide, and ties are broken at random anyway. Each
+// order. The scores decide; this chapter breaks ties at random
+// (selectHost), where upstream's ties follow the feasible list's order,
+// and so, like it, the workers' timing. Each
 // worker writes the status of a rejected node to its own slot, and the
 // diagnosis is built from the slots after the workers are done, so it
 // needs no lock. The first filter error cancels the rest.
 //
 // With power-of-two choices (an experiment, not upstream), the nodes are
-// looked at in a random order instead, and the search stops after
-// sched.powerOfChoices feasible nodes.
+// looked at in a random order instead, and the search keeps the first
+// sched.powerOfChoices feasible nodes to pass: a random sample, since the
+// order is random. The workers stop at the next feasible node after them,
+// so a cycle filters about d nodes plus one chunk per worker.
 //
 //workshop:part 02/3
 //workshop:part 10/2

@@ -1202,7 +1202,7 @@ func searchScheduler(t *testing.T, ctx context.Context, nodes []*v1.Node, opts .
 		t.Fatal(err)
 	}
 	for _, n := range nodes {
-		sched.cache.AddNode(n)
+		sched.cache.AddNode(klog.FromContext(ctx), n)
 	}
 	if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,10 @@ const SchedulerSubsystem = "scheduler"
 // gauge, which is nil until upstream's InitMetrics makes it (upstream's
 // Register calls it). This package makes upstream's metrics when it is
 // loaded, and Register serves that one gauge beside this chapter's own;
-// the rest of upstream's stay unregistered, and unused.
+// the rest of upstream's stay unregistered, and unused. That holds only
+// while nothing in the process calls upstream's Register, which would make
+// them again under the running Parallelizer and register names this
+// package registers too: a chapter must never import pkg/scheduler.
 const (
 	Filter = "Filter"
 	Score  = "Score"

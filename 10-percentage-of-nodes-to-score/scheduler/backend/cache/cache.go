@@ -250,27 +250,27 @@ func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
 }
 
 // AddNode and UpdateNode record a node as the informer reports it.
-func (c *Cache) AddNode(node *v1.Node) {
+func (c *Cache) AddNode(logger klog.Logger, node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.updateMetrics()
 	n := c.nodeInfo(node.Name)
 	if old := n.info.Node(); old == nil {
-		c.nodeTree.addNode(node)
+		c.nodeTree.addNode(logger, node)
 	} else {
-		c.nodeTree.updateNode(old, node)
+		c.nodeTree.updateNode(logger, old, node)
 	}
 	n.info.SetNode(node)
 	c.moveNodeInfoToHead(n)
 }
 
 // UpdateNode records a node's new state.
-func (c *Cache) UpdateNode(_, newNode *v1.Node) { c.AddNode(newNode) }
+func (c *Cache) UpdateNode(logger klog.Logger, _, newNode *v1.Node) { c.AddNode(logger, newNode) }
 
 // RemoveNode drops a deleted node. Its NodeInfo stays while pods on it do
 // (they are deleted by the pod garbage collector, and reported then), but
 // no snapshot shows it any more.
-func (c *Cache) RemoveNode(node *v1.Node) {
+func (c *Cache) RemoveNode(logger klog.Logger, node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.updateMetrics()
@@ -279,8 +279,9 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 		return
 	}
 	if old := n.info.Node(); old != nil {
-		// The tree holds the node under the zone it was added with.
-		_ = c.nodeTree.removeNode(old)
+		// The tree holds the node under the zone it was added with. An
+		// error is logged there.
+		_ = c.nodeTree.removeNode(logger, old)
 	}
 	n.info.RemoveNode()
 	if len(n.info.GetPods()) == 0 {

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -61,8 +62,8 @@ func TestCache(t *testing.T) {
 		{
 			name: "nodes and bound pods",
 			ops: func(t *testing.T, c *Cache) {
-				c.AddNode(node("a"))
-				c.AddNode(node("b"))
+				c.AddNode(logger(t), node("a"))
+				c.AddNode(logger(t), node("b"))
 				must(t, c.AddPod(logger(t), pod("p", "a")))
 			},
 			want: map[string][]string{"a": {"p"}, "b": {}},
@@ -71,14 +72,14 @@ func TestCache(t *testing.T) {
 			name: "a pod that arrives before its node is shown once the node is",
 			ops: func(t *testing.T, c *Cache) {
 				must(t, c.AddPod(logger(t), pod("p", "late")))
-				c.AddNode(node("late"))
+				c.AddNode(logger(t), node("late"))
 			},
 			want: map[string][]string{"late": {"p"}},
 		},
 		{
 			name: "an assumed pod counts until it is confirmed",
 			ops: func(t *testing.T, c *Cache) {
-				c.AddNode(node("a"))
+				c.AddNode(logger(t), node("a"))
 				must(t, c.AssumePod(pod("p", "a")))
 			},
 			want:        map[string][]string{"a": {"p"}},
@@ -87,7 +88,7 @@ func TestCache(t *testing.T) {
 		{
 			name: "the informer confirms an assumed pod",
 			ops: func(t *testing.T, c *Cache) {
-				c.AddNode(node("a"))
+				c.AddNode(logger(t), node("a"))
 				must(t, c.AssumePod(pod("p", "a")))
 				must(t, c.AddPod(logger(t), pod("p", "a")))
 			},
@@ -96,7 +97,7 @@ func TestCache(t *testing.T) {
 		{
 			name: "a forgotten pod no longer counts",
 			ops: func(t *testing.T, c *Cache) {
-				c.AddNode(node("a"))
+				c.AddNode(logger(t), node("a"))
 				must(t, c.AssumePod(pod("p", "a")))
 				must(t, c.ForgetPod(logger(t), pod("p", "a")))
 			},
@@ -105,8 +106,8 @@ func TestCache(t *testing.T) {
 		{
 			name: "a pod moves with its update; a removed pod leaves",
 			ops: func(t *testing.T, c *Cache) {
-				c.AddNode(node("a"))
-				c.AddNode(node("b"))
+				c.AddNode(logger(t), node("a"))
+				c.AddNode(logger(t), node("b"))
 				must(t, c.AddPod(logger(t), pod("p", "a")))
 				must(t, c.AddPod(logger(t), pod("q", "a")))
 				must(t, c.UpdatePod(logger(t), pod("p", "a"), pod("p", "b")))
@@ -117,10 +118,10 @@ func TestCache(t *testing.T) {
 		{
 			name: "a deleted node leaves the next snapshot, even with pods on it",
 			ops: func(t *testing.T, c *Cache) {
-				c.AddNode(node("a"))
-				c.AddNode(node("b"))
+				c.AddNode(logger(t), node("a"))
+				c.AddNode(logger(t), node("b"))
 				must(t, c.AddPod(logger(t), pod("p", "a")))
-				c.RemoveNode(node("a"))
+				c.RemoveNode(logger(t), node("a"))
 			},
 			want: map[string][]string{"b": {}},
 		},
@@ -143,7 +144,7 @@ func TestCache(t *testing.T) {
 // does, until the next UpdateSnapshot.
 func TestSnapshotIsACopy(t *testing.T) {
 	c := New()
-	c.AddNode(node("a"))
+	c.AddNode(logger(t), node("a"))
 	snap := fresh(t, c)
 	must(t, c.AddPod(logger(t), pod("p", "a")))
 	if n := len(snap.List()[0].GetPods()); n != 0 {
@@ -158,7 +159,7 @@ func TestSnapshotIsACopy(t *testing.T) {
 // TestUpdateSnapshot starts from a snapshot of nodes a and b, with pod p on
 // a, makes changes, and updates the snapshot. Only the NodeInfos the
 // changes touched may be copied, and the result must be what a snapshot
-// built from nothing shows, with the nodes sorted by name.
+// built from nothing shows, in the node tree's order.
 func TestUpdateSnapshot(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -191,31 +192,31 @@ func TestUpdateSnapshot(t *testing.T) {
 		},
 		{
 			name:       "a node's labels changed",
-			ops:        func(t *testing.T, c *Cache) { c.UpdateNode(nil, withLabel(node("b"), "disk", "ssd")) },
+			ops:        func(t *testing.T, c *Cache) { c.UpdateNode(logger(t), nil, withLabel(node("b"), "disk", "ssd")) },
 			wantCopied: []string{"b"},
 			wantNodes:  []string{"a", "b"},
 		},
 		{
 			name:       "a node added joins the end of its zone's list",
-			ops:        func(t *testing.T, c *Cache) { c.AddNode(node("aa")) },
+			ops:        func(t *testing.T, c *Cache) { c.AddNode(logger(t), node("aa")) },
 			wantCopied: []string{"aa"},
 			wantNodes:  []string{"a", "b", "aa"},
 		},
 		{
 			name:      "a deleted node with a pod on it leaves",
-			ops:       func(t *testing.T, c *Cache) { c.RemoveNode(node("a")) },
+			ops:       func(t *testing.T, c *Cache) { c.RemoveNode(logger(t), node("a")) },
 			wantNodes: []string{"b"},
 		},
 		{
 			name:      "a deleted empty node leaves",
-			ops:       func(t *testing.T, c *Cache) { c.RemoveNode(node("b")) },
+			ops:       func(t *testing.T, c *Cache) { c.RemoveNode(logger(t), node("b")) },
 			wantNodes: []string{"a"},
 		},
 		{
 			name: "a node deleted and added again under the same name is copied",
 			ops: func(t *testing.T, c *Cache) {
-				c.RemoveNode(node("b"))
-				c.AddNode(withLabel(node("b"), "new", "yes"))
+				c.RemoveNode(logger(t), node("b"))
+				c.AddNode(logger(t), withLabel(node("b"), "new", "yes"))
 			},
 			wantCopied: []string{"b"},
 			wantNodes:  []string{"a", "b"},
@@ -229,7 +230,7 @@ func TestUpdateSnapshot(t *testing.T) {
 			name: "a node whose pod came first is copied with it",
 			ops: func(t *testing.T, c *Cache) {
 				must(t, c.AddPod(logger(t), pod("q", "late")))
-				c.AddNode(node("late"))
+				c.AddNode(logger(t), node("late"))
 			},
 			wantCopied: []string{"late"},
 			wantNodes:  []string{"a", "b", "late"},
@@ -238,8 +239,8 @@ func TestUpdateSnapshot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New()
-			c.AddNode(node("a"))
-			c.AddNode(node("b"))
+			c.AddNode(logger(t), node("a"))
+			c.AddNode(logger(t), node("b"))
 			must(t, c.AddPod(logger(t), pod("p", "a")))
 			snap := fresh(t, c)
 			// A copy carries the cache's Generation, so a NodeInfo whose
@@ -286,14 +287,24 @@ func TestUpdateSnapshotMatchesACopy(t *testing.T) {
 	nodes := []string{"n0", "n1", "n2", "n3", "n4"}
 	bound := map[string]*v1.Pod{}
 	assumed := map[string]*v1.Pod{}
+	var listed []string
+	rebuilt := 0
+	defer func() {
+		if rebuilt < 10 {
+			t.Errorf("the list was rebuilt %d times, too few to check its order", rebuilt)
+		}
+	}()
 	for step := range 5000 {
 		name := fmt.Sprintf("p%d", rng.IntN(30))
 		nodeName := nodes[rng.IntN(len(nodes))]
 		switch op := rng.IntN(7); {
 		case op == 0:
-			c.AddNode(withLabel(node(nodeName), "step", fmt.Sprint(step)))
+			// Two zones, so a node's zone may change too.
+			n := withLabel(node(nodeName), "step", fmt.Sprint(step))
+			n.Labels[v1.LabelTopologyZone] = fmt.Sprint("z", rng.IntN(2))
+			c.AddNode(logger(t), n)
 		case op == 1:
-			c.RemoveNode(node(nodeName))
+			c.RemoveNode(logger(t), node(nodeName))
 		case bound[name] == nil && assumed[name] == nil && op == 2:
 			must(t, c.AddPod(logger(t), pod(name, nodeName)))
 			bound[name] = pod(name, nodeName)
@@ -323,7 +334,25 @@ func TestUpdateSnapshotMatchesACopy(t *testing.T) {
 		if diff := cmp.Diff(summary(want), summary(snap), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 			t.Fatalf("step %d: the updated snapshot differs from a new one (-new, +updated):\n%s", step, diff)
 		}
+		// When the set of nodes changed, the list was rebuilt from the
+		// tree: then the order must be the tree's too.
+		if names := nodeNames(snap); !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(listed))) {
+			if diff := cmp.Diff(nodeNames(want), names); diff != "" {
+				t.Fatalf("step %d: a rebuilt list is not in the tree's order (-tree, +updated):\n%s", step, diff)
+			}
+			rebuilt++
+		}
+		listed = nodeNames(snap)
 	}
+}
+
+// nodeNames lists a snapshot's nodes in its order.
+func nodeNames(snap *Snapshot) []string {
+	var out []string
+	for _, n := range snap.List() {
+		out = append(out, n.Node().Name)
+	}
+	return out
 }
 
 // summary is what a cycle reads of a snapshot, in its order.
@@ -347,7 +376,7 @@ func withLabel(n *v1.Node, key, value string) *v1.Node {
 
 func TestErrors(t *testing.T) {
 	c := New()
-	c.AddNode(node("a"))
+	c.AddNode(logger(t), node("a"))
 	must(t, c.AddPod(logger(t), pod("bound", "a")))
 	if err := c.ForgetPod(logger(t), pod("bound", "a")); err == nil {
 		t.Error("forgetting a bound pod succeeded")
@@ -391,7 +420,7 @@ func TestRemovePodFromTombstone(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New()
-			c.AddNode(node("a"))
+			c.AddNode(logger(t), node("a"))
 			must(t, tt.add(c, pod("p", "a")))
 			must(t, c.RemovePod(logger(t), pod("p", "")))
 			pods, assumed := c.Dump()

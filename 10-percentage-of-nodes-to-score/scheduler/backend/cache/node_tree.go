@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	utilnode "k8s.io/component-helpers/node/topology"
+	"k8s.io/klog/v2"
 )
 
 // nodeTree holds the node names of each zone, in the order the nodes were
@@ -22,8 +23,6 @@ import (
 // (utilnode.GetZoneKey); nodes without them are all in the zone "".
 //
 // nodeTree is not safe for concurrent use: the Cache's lock guards it.
-// Upstream's logs each change at -v=2; the Cache's node methods take no
-// logger, so this one returns what went wrong instead.
 type nodeTree struct {
 	tree     map[string][]string // the node names of each zone
 	zones    []string            // the zones, in the order they appeared
@@ -37,10 +36,11 @@ func newNodeTree() *nodeTree {
 // addNode adds the node to its zone, once.
 //
 //workshop:part 10/1
-func (nt *nodeTree) addNode(n *v1.Node) {
+func (nt *nodeTree) addNode(logger klog.Logger, n *v1.Node) {
 	zone := utilnode.GetZoneKey(n)
 	if names, ok := nt.tree[zone]; ok {
 		if slices.Contains(names, n.Name) {
+			logger.Info("Did not add to the NodeTree because it already exists", "node", klog.KObj(n))
 			return
 		}
 		nt.tree[zone] = append(names, n.Name)
@@ -48,17 +48,19 @@ func (nt *nodeTree) addNode(n *v1.Node) {
 		nt.zones = append(nt.zones, zone)
 		nt.tree[zone] = []string{n.Name}
 	}
+	logger.V(2).Info("Added node to NodeTree", "node", klog.KObj(n), "zone", zone)
 	nt.numNodes++
 }
 
 // removeNode removes the node from its zone, and the zone once it is empty.
 //
 //workshop:part 10/1
-func (nt *nodeTree) removeNode(n *v1.Node) error {
+func (nt *nodeTree) removeNode(logger klog.Logger, n *v1.Node) error {
 	zone := utilnode.GetZoneKey(n)
 	names := nt.tree[zone]
 	i := slices.Index(names, n.Name)
 	if i < 0 {
+		logger.Error(nil, "Did not remove Node in NodeTree because it was not found", "node", klog.KObj(n), "zone", zone)
 		return fmt.Errorf("node %q in group %q was not found", n.Name, zone)
 	}
 	nt.tree[zone] = slices.Delete(names, i, i+1)
@@ -66,18 +68,19 @@ func (nt *nodeTree) removeNode(n *v1.Node) error {
 		delete(nt.tree, zone)
 		nt.zones = slices.DeleteFunc(nt.zones, func(z string) bool { return z == zone })
 	}
+	logger.V(2).Info("Removed node from NodeTree", "node", klog.KObj(n), "zone", zone)
 	nt.numNodes--
 	return nil
 }
 
 // updateNode moves a node whose zone labels changed to its new zone; a
 // node's name never changes.
-func (nt *nodeTree) updateNode(old, new *v1.Node) {
+func (nt *nodeTree) updateNode(logger klog.Logger, old, new *v1.Node) {
 	if utilnode.GetZoneKey(old) == utilnode.GetZoneKey(new) {
 		return
 	}
-	_ = nt.removeNode(old) // it may be missing; addNode fixes that
-	nt.addNode(new)
+	_ = nt.removeNode(logger, old) // logged; addNode puts it right
+	nt.addNode(logger, new)
 }
 
 // list returns every node name, the zones interleaved round robin: the

@@ -34,7 +34,7 @@ func TestNodeTree(t *testing.T) {
 			name: "no zone labels: one zone, in the order added",
 			ops: func(nt *nodeTree) {
 				for _, n := range []string{"c", "a", "b"} {
-					nt.addNode(zoned(n, "", ""))
+					nt.addNode(logger(t), zoned(n, "", ""))
 				}
 			},
 			want:     []string{"c", "a", "b"},
@@ -43,12 +43,12 @@ func TestNodeTree(t *testing.T) {
 		{
 			name: "three zones of 3, 1 and 2 nodes are interleaved",
 			ops: func(nt *nodeTree) {
-				nt.addNode(zoned("a1", "r", "a"))
-				nt.addNode(zoned("a2", "r", "a"))
-				nt.addNode(zoned("b1", "r", "b"))
-				nt.addNode(zoned("a3", "r", "a"))
-				nt.addNode(zoned("c1", "r", "c"))
-				nt.addNode(zoned("c2", "r", "c"))
+				nt.addNode(logger(t), zoned("a1", "r", "a"))
+				nt.addNode(logger(t), zoned("a2", "r", "a"))
+				nt.addNode(logger(t), zoned("b1", "r", "b"))
+				nt.addNode(logger(t), zoned("a3", "r", "a"))
+				nt.addNode(logger(t), zoned("c1", "r", "c"))
+				nt.addNode(logger(t), zoned("c2", "r", "c"))
 			},
 			want:     []string{"a1", "b1", "c1", "a2", "c2", "a3"},
 			wantZone: map[string][]string{"r:\x00:a": {"a1", "a2", "a3"}, "r:\x00:b": {"b1"}, "r:\x00:c": {"c1", "c2"}},
@@ -56,9 +56,9 @@ func TestNodeTree(t *testing.T) {
 		{
 			name: "the same zone in another region is another zone",
 			ops: func(nt *nodeTree) {
-				nt.addNode(zoned("x", "r1", "a"))
-				nt.addNode(zoned("y", "r1", "a"))
-				nt.addNode(zoned("z", "r2", "a"))
+				nt.addNode(logger(t), zoned("x", "r1", "a"))
+				nt.addNode(logger(t), zoned("y", "r1", "a"))
+				nt.addNode(logger(t), zoned("z", "r2", "a"))
 			},
 			want:     []string{"x", "z", "y"},
 			wantZone: map[string][]string{"r1:\x00:a": {"x", "y"}, "r2:\x00:a": {"z"}},
@@ -66,8 +66,8 @@ func TestNodeTree(t *testing.T) {
 		{
 			name: "a node added twice is counted once",
 			ops: func(nt *nodeTree) {
-				nt.addNode(zoned("a", "r", "z"))
-				nt.addNode(zoned("a", "r", "z"))
+				nt.addNode(logger(t), zoned("a", "r", "z"))
+				nt.addNode(logger(t), zoned("a", "r", "z"))
 			},
 			want:     []string{"a"},
 			wantZone: map[string][]string{"r:\x00:z": {"a"}},
@@ -75,10 +75,10 @@ func TestNodeTree(t *testing.T) {
 		{
 			name: "removing the last node of a zone removes the zone",
 			ops: func(nt *nodeTree) {
-				nt.addNode(zoned("a1", "r", "a"))
-				nt.addNode(zoned("b1", "r", "b"))
-				nt.addNode(zoned("a2", "r", "a"))
-				if err := nt.removeNode(zoned("b1", "r", "b")); err != nil {
+				nt.addNode(logger(t), zoned("a1", "r", "a"))
+				nt.addNode(logger(t), zoned("b1", "r", "b"))
+				nt.addNode(logger(t), zoned("a2", "r", "a"))
+				if err := nt.removeNode(logger(t), zoned("b1", "r", "b")); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -88,8 +88,8 @@ func TestNodeTree(t *testing.T) {
 		{
 			name: "removing a node that is not there fails and changes nothing",
 			ops: func(nt *nodeTree) {
-				nt.addNode(zoned("a1", "r", "a"))
-				if err := nt.removeNode(zoned("a1", "r", "b")); err == nil {
+				nt.addNode(logger(t), zoned("a1", "r", "a"))
+				if err := nt.removeNode(logger(t), zoned("a1", "r", "b")); err == nil {
 					t.Error("removing a node from the wrong zone succeeded")
 				}
 			},
@@ -99,12 +99,12 @@ func TestNodeTree(t *testing.T) {
 		{
 			name: "a node whose zone changed moves to the end of its new zone",
 			ops: func(nt *nodeTree) {
-				nt.addNode(zoned("a1", "r", "a"))
-				nt.addNode(zoned("a2", "r", "a"))
-				nt.addNode(zoned("b1", "r", "b"))
-				nt.updateNode(zoned("a1", "r", "a"), zoned("a1", "r", "b"))
+				nt.addNode(logger(t), zoned("a1", "r", "a"))
+				nt.addNode(logger(t), zoned("a2", "r", "a"))
+				nt.addNode(logger(t), zoned("b1", "r", "b"))
+				nt.updateNode(logger(t), zoned("a1", "r", "a"), zoned("a1", "r", "b"))
 				// A label change that keeps the zone moves nothing.
-				nt.updateNode(zoned("a2", "r", "a"), zoned("a2", "r", "a"))
+				nt.updateNode(logger(t), zoned("a2", "r", "a"), zoned("a2", "r", "a"))
 			},
 			want:     []string{"a2", "b1", "a1"},
 			wantZone: map[string][]string{"r:\x00:a": {"a2"}, "r:\x00:b": {"b1", "a1"}},
@@ -136,7 +136,7 @@ func TestNodeTree(t *testing.T) {
 func TestSnapshotListsZonesInterleaved(t *testing.T) {
 	c := New()
 	for _, n := range []*v1.Node{zoned("a1", "r", "a"), zoned("a2", "r", "a"), zoned("a3", "r", "a"), zoned("b1", "r", "b"), zoned("b2", "r", "b")} {
-		c.AddNode(n)
+		c.AddNode(logger(t), n)
 	}
 	snap := fresh(t, c)
 	list := func() []string {
@@ -149,7 +149,7 @@ func TestSnapshotListsZonesInterleaved(t *testing.T) {
 	if diff := cmp.Diff([]string{"a1", "b1", "a2", "b2", "a3"}, list()); diff != "" {
 		t.Errorf("list (-want, +got):\n%s", diff)
 	}
-	c.RemoveNode(zoned("b1", "r", "b"))
+	c.RemoveNode(logger(t), zoned("b1", "r", "b"))
 	must(t, c.UpdateSnapshot(logger(t), snap))
 	if diff := cmp.Diff([]string{"a1", "b2", "a2", "a3"}, list()); diff != "" {
 		t.Errorf("list after b1 left (-want, +got):\n%s", diff)

@@ -59,7 +59,7 @@ func (s *Snapshot) NodeInfos() fwk.NodeInfoLister { return nodeInfoLister{s} }
 
 type nodeInfoLister struct{ s *Snapshot }
 
-// List returns every node, sorted by name.
+// List returns every node, the zones interleaved.
 func (l nodeInfoLister) List() ([]fwk.NodeInfo, error) { return l.s.nodeInfoList, nil }
 
 // Get returns one node, or an error if the snapshot has no node of that

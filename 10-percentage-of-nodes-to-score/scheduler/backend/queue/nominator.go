@@ -163,6 +163,13 @@ func (p *PriorityQueue) UpdateNominatedPod(logger klog.Logger, oldPod *v1.Pod, n
 // the version the queue holds (the newest it saw), so that Filter counts
 // their current requests. It must not be called under the queue's lock.
 func (p *PriorityQueue) NominatedPodsForNode(nodeName string) []fwk.PodInfo {
+	// From chapter 10 on, the Filter loop asks for every node on up to 16
+	// goroutines, and most nodes have no nominated pod. The nominator's
+	// read lock answers those, so the goroutines do not queue up behind
+	// the queue's lock (upstream's is an RWMutex, which they share).
+	if len(p.nominator.nominatedPodsForNode(nodeName)) == 0 {
+		return []fwk.PodInfo{}
+	}
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	refs := p.nominator.nominatedPodsForNode(nodeName)

@@ -8,9 +8,9 @@
 // Left out, as the chapter's page says: pod groups as victims or preemptors
 // (podgrouppreemption.go, the Domain and Victim types of types.go),
 // extenders (callExtenders), and custom ordering (OrderedScoreFuncs). The
-// dry runs go one node after the other; upstream runs them in parallel
-// (Handle.Parallelizer), which the plan leaves to chapter 10, the one
-// about parallel filtering.
+// dry runs run in parallel on the handle's Parallelizer, as upstream's do;
+// the executor still deletes a candidate's victims one by one, where
+// upstream's prepareCandidate uses the Parallelizer too.
 package preemption
 
 import (
@@ -32,6 +32,10 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/util"
+
+	// The dry runs use the handle's Parallelizer, which counts its
+	// goroutines in upstream's metrics: the package makes them.
+	_ "minisched/10-percentage-of-nodes-to-score/scheduler/metrics"
 )
 
 // Handle is what preemption needs of the framework: upstream's Handle, plus

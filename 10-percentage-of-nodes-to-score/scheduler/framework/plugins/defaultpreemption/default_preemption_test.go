@@ -2,6 +2,7 @@ package defaultpreemption
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 )
@@ -33,8 +35,11 @@ type testHandle struct {
 }
 
 func (h *testHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.factory }
-func (h *testHandle) NodeInfos() fwk.NodeInfoLister                          { return h }
-func (h *testHandle) NominatedPodsForNode(string) []fwk.PodInfo              { return nil }
+func (h *testHandle) Parallelizer() fwk.Parallelizer {
+	return parallelize.NewParallelizer(parallelize.DefaultParallelism)
+}
+func (h *testHandle) NodeInfos() fwk.NodeInfoLister             { return h }
+func (h *testHandle) NominatedPodsForNode(string) []fwk.PodInfo { return nil }
 
 func (h *testHandle) RunFilterPluginsWithNominatedPods(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	return h.fit.Filter(ctx, state, pod, nodeInfo)
@@ -249,6 +254,85 @@ func TestSelectVictimsOnNode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDryRunPreemption runs the dry runs on 40 full nodes, each with one
+// pod of lower priority, on 16 goroutines (run it with -race). Half of the
+// nodes' pods are protected by a budget that allows no disruption. The
+// dry runs stop once they have candidatesNum candidates, one of them
+// without a violation; each list keeps candidatesNum at most, and the
+// candidates without a violation come first, each with its node's pod.
+func TestDryRunPreemption(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	webPDB := &policy.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: web}},
+		Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
+	}
+	for _, candidatesNum := range []int32{1, 3, 40} {
+		t.Run(fmt.Sprintf("%d candidates", candidatesNum), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			var nodes []*framework.NodeInfo
+			for i := range 40 {
+				var labels map[string]string
+				if i%2 == 0 {
+					labels = web
+				}
+				name := fmt.Sprintf("n%02d", i)
+				nodes = append(nodes, nodeInfo(name, "2", running("low-"+name, name, 10, "2", 0, labels)))
+			}
+			pl, h := newPlugin(t, ctx, nodes...)
+			preemptor := running("preemptor", "", 100, "1", 0, nil)
+			state := framework.NewCycleState()
+			if _, s := h.fit.PreFilter(ctx, state, preemptor, nil); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			potential := make([]fwk.NodeInfo, len(nodes))
+			for i, n := range nodes {
+				potential[i] = n
+			}
+			candidates, statuses, err := pl.Evaluator.DryRunPreemption(ctx, state, preemptor, potential, []*policy.PodDisruptionBudget{webPDB}, 7, candidatesNum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			violating, clean := 0, 0
+			seen := map[string]bool{}
+			for i, c := range candidates {
+				if seen[c.Name()] {
+					t.Errorf("node %s is a candidate twice", c.Name())
+				}
+				seen[c.Name()] = true
+				if diff := cmp.Diff([]string{"low-" + c.Name()}, podNames(c.Victims().Pods)); diff != "" {
+					t.Errorf("victims on %s (-want, +got):\n%s", c.Name(), diff)
+				}
+				if c.Victims().NumPDBViolations > 0 {
+					violating++
+				} else {
+					clean++
+					if violating > 0 {
+						t.Errorf("candidate %d (%s) violates no budget but comes after one that does", i, c.Name())
+					}
+				}
+			}
+			if clean < 1 || int32(clean) > candidatesNum || int32(violating) > candidatesNum {
+				t.Errorf("%d candidates without a violation and %d with, want 1 to %d and at most %d", clean, violating, candidatesNum, candidatesNum)
+			}
+			if candidatesNum == 40 && (clean != 20 || violating != 20) {
+				t.Errorf("asking for every node: %d clean and %d violating candidates, want 20 and 20", clean, violating)
+			}
+			if n := statuses.Len(); n != 0 {
+				t.Errorf("%d nodes have a status: every node is a candidate", n)
+			}
+		})
+	}
+}
+
+func podNames(pods []*v1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 // TestPodEligibleToPreemptOthers: preemptionPolicy Never, and a pod whose
