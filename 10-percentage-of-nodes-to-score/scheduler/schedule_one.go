@@ -504,8 +504,8 @@ func (sched *Scheduler) evaluateNominatedNode(ctx context.Context, state fwk.Cyc
 // With power-of-two choices (an experiment, not upstream), the nodes are
 // looked at in a random order instead, and the search keeps the first
 // sched.powerOfChoices feasible nodes to pass: a random sample, since the
-// order is random. The workers stop at the next feasible node after them,
-// so a cycle filters about d nodes plus one chunk per worker.
+// order is random. The workers check for the cancel before each node, so
+// a cycle filters about d nodes plus the one each worker is on.
 //
 //workshop:part 02/3
 //workshop:part 10/2

@@ -113,7 +113,7 @@ var pageTests = []struct {
 		{"./09-preemption/test/integration", "-run", "TestPreemption"},
 	}},
 	{"10-percentage-of-nodes-to-score", [][]string{
-		{"./10-percentage-of-nodes-to-score/scheduler/...", "-run", "^(TestNodeTree|TestSnapshotListsZonesInterleaved|TestNumFeasibleNodesToFind|TestFairEvaluationForNodes|TestFindNodesThatPassFiltersInParallel|TestRunScorePluginsInParallel|TestPowerOfTwoChoices|TestScoringStrategy|TestDryRunPreemption)$"},
+		{"./10-percentage-of-nodes-to-score/scheduler/...", "-run", "^(TestNodeTree|TestSnapshotListsZonesInterleaved|TestNumFeasibleNodesToFind|TestFairEvaluationForNodes|TestFindNodesThatPassFiltersInParallel|TestRunScorePluginsInParallel|TestPowerOfTwoChoices|TestScoringStrategy|TestDryRunPreemption|TestFindNodesThatFitPod)$"},
 	}},
 }
 

@@ -64,7 +64,7 @@ type entry struct {
 
 func run() error {
 	o := options{
-		cfg:  bench.QualityConfig{SpreadNodes: 300, SpreadPods: 3000, PackNodes: 60, Seed: 1, Cap: 5 * time.Minute, QPS: 5000, Burst: 5000},
+		cfg:  bench.QualityConfig{SpreadNodes: 300, SpreadPods: 3000, PackNodes: 200, Seed: 1, Cap: 5 * time.Minute, QPS: 5000, Burst: 5000},
 		runs: 3,
 	}
 	flag.StringVar(&o.root, "root", ".", "repository root")
