@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"minisched/scripts/cluster"
 )
@@ -341,32 +342,42 @@ func (ru *run) createPDB(ctx context.Context, spec PDBSpec) error {
 
 func (ru *run) updateNode(ctx context.Context, u *NodeUpdate) error {
 	nodes := ru.r.Client.CoreV1().Nodes()
-	node, err := nodes.Get(ctx, u.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	node.Labels = applyLabels(node.Labels, u.Labels)
-	if u.Taints != nil {
-		node.Spec.Taints = *u.Taints
-	}
-	if u.Unschedulable != nil {
-		node.Spec.Unschedulable = *u.Unschedulable
-	}
-	if _, err := nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("updating node %s: %w", u.Name, err)
-	}
-	if u.CPU != "" {
-		node, err = nodes.Get(ctx, u.Name, metav1.GetOptions{})
+	// KWOK writes the node too (its status, right after creation), so an
+	// update may meet a newer version: read it again and retry.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := nodes.Get(ctx, u.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
+		node.Labels = applyLabels(node.Labels, u.Labels)
+		if u.Taints != nil {
+			node.Spec.Taints = *u.Taints
+		}
+		if u.Unschedulable != nil {
+			node.Spec.Unschedulable = *u.Unschedulable
+		}
+		_, err = nodes.Update(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("updating node %s: %w", u.Name, err)
+	}
+	if u.CPU != "" {
 		q, err := resource.ParseQuantity(u.CPU)
 		if err != nil {
 			return err
 		}
-		node.Status.Allocatable[v1.ResourceCPU] = q
-		node.Status.Capacity[v1.ResourceCPU] = q
-		if _, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node, err := nodes.Get(ctx, u.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			node.Status.Allocatable[v1.ResourceCPU] = q
+			node.Status.Capacity[v1.ResourceCPU] = q
+			_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("updating the status of node %s: %w", u.Name, err)
 		}
 	}
