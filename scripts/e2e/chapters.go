@@ -41,6 +41,16 @@ func FindChapters(root string) ([]Chapter, error) {
 	return out, nil
 }
 
+// DirWidth is the width of a table column of chapter folders: the
+// longest of chapters' folder names, and at least min.
+func DirWidth(chapters []Chapter, min int) int {
+	w := min
+	for _, c := range chapters {
+		w = max(w, len(c.Dir))
+	}
+	return w
+}
+
 // SelectChapters picks chapters by number ("01,03", "1", or "" for all).
 func SelectChapters(all []Chapter, spec string) ([]Chapter, error) {
 	if strings.TrimSpace(spec) == "" {

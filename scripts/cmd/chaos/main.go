@@ -86,11 +86,7 @@ func run() error {
 	defer h.Close()
 
 	fmt.Printf("%d nodes, %d pods in %d waves, %s apart; kube-apiserver down for %s once, right after %d more pods\n", cfg.Nodes, cfg.Pods, cfg.Waves, cfg.Pause, cfg.Down, cfg.OutagePods)
-	chapterWidth := 20
-	for _, c := range h.Chapters {
-		chapterWidth = max(chapterWidth, len(c.Dir))
-	}
-	row := "%-" + fmt.Sprint(chapterWidth) + "s %5s %6s %7s %8s %7s %6s %6s %8s %8s %8s %8s %7s %10s\n"
+	row := "%-" + fmt.Sprint(e2e.DirWidth(h.Chapters, 20)) + "s %5s %6s %7s %8s %7s %6s %6s %8s %8s %8s %8s %7s %10s\n"
 	fmt.Printf(row, "CHAPTER", "PODS", "NODES", "-NODES", "-PENDING", "ORPHANS", "LABELS", "TAINTS", "RESTARTS", "BOUND", "PENDING", "BINDINGS", "SETTLED", "VIOLATIONS")
 	failed := 0
 	type result struct {

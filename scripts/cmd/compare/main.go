@@ -50,11 +50,7 @@ func run() error {
 		r.OnePodPerStep = true
 	}
 
-	chapterWidth := 18
-	for _, c := range h.Chapters {
-		chapterWidth = max(chapterWidth, len(c.Dir))
-	}
-	row := "%-" + fmt.Sprint(chapterWidth) + "s %-26s %-15s %-16s %-16s %s\n"
+	row := "%-" + fmt.Sprint(e2e.DirWidth(h.Chapters, 18)) + "s %-26s %-15s %-16s %-16s %s\n"
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "POD", "CHAPTER'S NODE", "KUBE-SCHEDULER", "RESULT")
 	type job struct {
 		ours, upstream e2e.Scheduler

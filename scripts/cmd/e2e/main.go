@@ -41,14 +41,11 @@ func run() error {
 	defer h.Close()
 
 	// Rows print as scenarios finish, so the widths are fixed up front.
-	width, chapterWidth := len("SCENARIO"), 20
+	width := len("SCENARIO")
 	for _, sc := range h.Scenarios {
 		width = max(width, len(sc.Name))
 	}
-	for _, c := range h.Chapters {
-		chapterWidth = max(chapterWidth, len(c.Dir))
-	}
-	row := fmt.Sprintf("%%-%ds %%-%ds %%-6s %%7s %%8s %%8s  %%s\n", chapterWidth, width)
+	row := fmt.Sprintf("%%-%ds %%-%ds %%-6s %%7s %%8s %%8s  %%s\n", e2e.DirWidth(h.Chapters, 20), width)
 	fmt.Printf(row, "CHAPTER", "SCENARIO", "RESULT", "TIME", "BINDINGS", "ATTEMPTS", "PROBLEMS")
 	type job struct {
 		sched e2e.Scheduler
