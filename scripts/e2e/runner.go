@@ -134,6 +134,9 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 		defer ru.history.Stop()
 	}
 	if ru.proc != nil {
+		if len(problems) == 0 {
+			ru.waitBindingsReturned(res.Log)
+		}
 		// kube-scheduler without leader election exits 1 when stopped
 		// ("finished without leader elect"); the chapters must exit 0.
 		if err := ru.proc.Stop(!sched.Upstream); err != nil {
@@ -849,6 +852,43 @@ func freeAddress() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// boundLine matches the line a scheduler logs once a pod's Binding has
+// returned: every chapter's decision that bound it, and kube-scheduler's
+// "Successfully bound pod to node" (schedule_one.go, -v=2).
+var boundLine = regexp.MustCompile(`(?:"Scheduling decision" pod="([^"]+)".* result="scheduled"|"Successfully bound pod to node" pod="([^"]+)")`)
+
+// waitBindingsReturned waits, for 10 seconds at most, until the scheduler
+// has logged that the Binding of every bound pod of the run returned. The
+// outcome is judged as soon as the pods are bound, which the apiserver
+// reports before its answer to the Binding reaches the scheduler: a SIGTERM
+// then would cancel a request that succeeded, and the audit log would
+// record it as refused (HTTP 504).
+func (ru *run) waitBindingsReturned(logPath string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		pods, err := ru.r.Client.CoreV1().Pods(ru.ns).List(context.Background(), metav1.ListOptions{})
+		data, readErr := os.ReadFile(logPath)
+		if err != nil || readErr != nil {
+			return
+		}
+		returned := map[string]bool{}
+		for _, m := range boundLine.FindAllStringSubmatch(string(data), -1) {
+			returned[m[1]+m[2]] = true
+		}
+		waiting := false
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" && p.Spec.SchedulerName == DefaultSchedulerName && !returned[p.Namespace+"/"+p.Name] {
+				waiting = true
+				break
+			}
+		}
+		if !waiting {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // decisionLine matches the decision line every chapter logs once per
