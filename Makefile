@@ -27,6 +27,9 @@ export KUBEBUILDER_ASSETS := $(TOOLS_DIR)/bin
 export MINISCHED_TOOLS_DIR := $(TOOLS_DIR)
 # scripts/stage.sh prints a stage's name and how long it took.
 STAGE     := bash scripts/stage.sh
+# TEST_JOBS is how many modules' tests (and chapters' workshop proofs) run at
+# once in make test: two keep both cores of the 2-core machine busy.
+TEST_JOBS ?= 2
 
 .PHONY: help
 help: ## Show the targets.
@@ -103,7 +106,7 @@ workshop-reset: ## Start a workshop copy over: CHAPTER=NN [PART=K] (the old copy
 
 .PHONY: workshop-prove
 workshop-prove: check-go ## Prove every workshop part and exercise check fails on its starting point and passes when done (CHAPTER=NN for one).
-	@go run ./scripts/cmd/workshop prove $(if $(CHAPTER),--chapters $(CHAPTER))
+	@go run ./scripts/cmd/workshop prove --jobs $(TEST_JOBS) $(if $(CHAPTER),--chapters $(CHAPTER))
 
 .PHONY: vet
 vet: ## go vet every module.
@@ -114,9 +117,7 @@ vet: ## go vet every module.
 # sixth off linking them, this stage's main cost.
 .PHONY: unit-integration
 unit-integration: tools
-	@for m in $(CHAPTERS) scripts; do \
-	  $(STAGE) "go test $$m" env -C $$m GOWORK=off go test -race -count=1 -ldflags=-w ./... || exit 1; \
-	done
+	@bash scripts/go-test-modules.sh $(TEST_JOBS) $(shell printf '%s\n' $(CHAPTERS) | sort -r | sed '2a scripts')
 
 .PHONY: test
 test: tools ## vet, every chapter's unit and integration tests (-race), the scenarios, the comparison with kube-scheduler.

@@ -5,10 +5,11 @@
 //	workshop check  --chapter 06 [--part 2]   the parts' unit tests, integration tests, scenarios
 //	workshop diff   --chapter 06              the learner's code against the chapter's
 //	workshop reset  --chapter 06 [--part 2]   keep the old copy under workshop/.old and start over
-//	workshop prove  [--chapters 06,07]        every check fails on its starting point, passes when done
+//	workshop prove  [--chapters 06,07] [--jobs 2]  every check fails on its starting point, passes when done
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -19,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,7 +36,7 @@ func main() {
 
 type options struct {
 	root, tools, chapter, chapters string
-	part                           int
+	part, jobs                     int
 }
 
 func run(args []string) error {
@@ -48,6 +50,7 @@ func run(args []string) error {
 	fs.StringVar(&o.tools, "tools", ".cache/tools", "tools directory, for the scenarios' cluster")
 	fs.StringVar(&o.chapter, "chapter", "", "chapter number, 06")
 	fs.StringVar(&o.chapters, "chapters", "", "prove: comma-separated chapter numbers (default: all)")
+	fs.IntVar(&o.jobs, "jobs", 1, "prove: how many chapters to prove at once (each proof keeps about one core busy)")
 	fs.IntVar(&o.part, "part", 0, "part number (start, reset: the first part left as stubs; check: the part to check)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -207,16 +210,45 @@ func prove(ctx context.Context, o options, specs []*workshop.Spec) error {
 	if err := os.RemoveAll(work); err != nil {
 		return err
 	}
-	p := &workshop.Prover{Root: o.root, Work: work, Out: os.Stdout}
+	if o.jobs < 1 {
+		return fmt.Errorf("--jobs: %d is not a positive number", o.jobs)
+	}
+	// Chapters are proven o.jobs at a time, each into its own buffer, which
+	// is printed whole when its chapter is done: the copies and test
+	// binaries of a chapter live in folders named after it, so two proofs
+	// share nothing but the Go build cache, which is safe to share.
+	var (
+		mu    sync.Mutex
+		probs []string
+		errs  []error
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, o.jobs)
+	)
 	for _, s := range specs {
 		if len(want) > 0 && !want[s.Number] {
 			continue
 		}
-		if err := p.Prove(ctx, s); err != nil {
-			return fmt.Errorf("%s: %w", s.Chapter, err)
-		}
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			var out bytes.Buffer
+			p := &workshop.Prover{Root: o.root, Work: work, Out: &out}
+			err := p.Prove(ctx, s)
+			mu.Lock()
+			defer mu.Unlock()
+			os.Stdout.Write(out.Bytes())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s.Chapter, err))
+			}
+			probs = append(probs, p.Problems()...)
+		}()
 	}
-	if probs := p.Problems(); len(probs) > 0 {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(probs) > 0 {
 		fmt.Println("What does not hold:")
 		for _, pr := range probs {
 			fmt.Println("  " + pr)
