@@ -1,0 +1,424 @@
+package defaultpreemption
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	policy "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+)
+
+// testHandle is the plugin's handle in these tests: the real
+// NodeResourcesFit plugin is the only filter, with its PreFilter state
+// computed once per test, and nodes is the snapshot.
+type testHandle struct {
+	fwk.Handle
+	factory informers.SharedInformerFactory
+	fit     *noderesources.Fit
+	nodes   map[string]fwk.NodeInfo
+}
+
+func (h *testHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.factory }
+func (h *testHandle) Parallelizer() fwk.Parallelizer {
+	return parallelize.NewParallelizer(parallelize.DefaultParallelism)
+}
+func (h *testHandle) NodeInfos() fwk.NodeInfoLister             { return h }
+func (h *testHandle) NominatedPodsForNode(string) []fwk.PodInfo { return nil }
+
+func (h *testHandle) RunFilterPluginsWithNominatedPods(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	return h.fit.Filter(ctx, state, pod, nodeInfo)
+}
+
+func (h *testHandle) RunPreFilterExtensionAddPod(ctx context.Context, state fwk.CycleState, pod *v1.Pod, pi fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+
+func (h *testHandle) RunPreFilterExtensionRemovePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod, pi fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+
+func (h *testHandle) List() ([]fwk.NodeInfo, error) {
+	var out []fwk.NodeInfo
+	for _, n := range h.nodes {
+		out = append(out, n)
+	}
+	return out, nil
+}
+func (h *testHandle) Get(name string) (fwk.NodeInfo, error) {
+	if n, ok := h.nodes[name]; ok {
+		return n, nil
+	}
+	return nil, nil
+}
+func (h *testHandle) HavePodsWithAffinityList() ([]fwk.NodeInfo, error)             { return nil, nil }
+func (h *testHandle) HavePodsWithRequiredAntiAffinityList() ([]fwk.NodeInfo, error) { return nil, nil }
+func (h *testHandle) HavePodsWithRequiredNonHostScopedAntiAffinityList() ([]fwk.NodeInfo, error) {
+	return nil, nil
+}
+
+// newPlugin builds DefaultPreemption with upstream's defaulted arguments,
+// and the NodeResourcesFit plugin its filter runs.
+func newPlugin(t *testing.T, ctx context.Context, nodes ...*framework.NodeInfo) (*DefaultPreemption, *testHandle) {
+	t.Helper()
+	cfg, err := latest.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dpArgs, fitArgs any
+	for _, pc := range cfg.Profiles[0].PluginConfig {
+		switch pc.Name {
+		case Name:
+			dpArgs = pc.Args
+		case noderesources.Name:
+			fitArgs = pc.Args
+		}
+	}
+	h := &testHandle{factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0), nodes: map[string]fwk.NodeInfo{}}
+	for _, n := range nodes {
+		h.nodes[n.Node().Name] = n
+	}
+	fts := feature.Features{EnableAsyncPreemption: true}
+	fit, err := noderesources.NewFit(ctx, fitArgs.(*config.NodeResourcesFitArgs), h, fts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.fit = fit.(*noderesources.Fit)
+	pl, err := New(ctx, dpArgs.(*config.DefaultPreemptionArgs), h, fts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl, h
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// running is a pod on node, of the given priority and CPU, started start
+// minutes after t0.
+func running(name, node string, priority int32, cpu string, start int, labels map[string]string) *v1.Pod {
+	st := metav1.NewTime(t0.Add(time.Duration(start) * time.Minute))
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name), Labels: labels},
+		Spec: v1.PodSpec{NodeName: node, Priority: &priority, Containers: []v1.Container{{
+			Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}},
+		}}},
+		Status: v1.PodStatus{StartTime: &st},
+	}
+}
+
+func nodeInfo(name, cpu string, pods ...*v1.Pod) *framework.NodeInfo {
+	ni := framework.NewNodeInfo(pods...)
+	ni.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse(cpu), v1.ResourcePods: resource.MustParse("110"),
+	}}})
+	return ni
+}
+
+// TestSelectVictimsOnNode: the fewest, least important pods of lower
+// priority, with and without PodDisruptionBudgets.
+func TestSelectVictimsOnNode(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	webPDB := &policy.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: web}},
+		Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
+	}
+	tests := []struct {
+		name           string
+		preemptorCPU   string
+		pods           []*v1.Pod
+		pdbs           []*policy.PodDisruptionBudget
+		wantVictims    []string
+		wantViolations int
+		wantCode       fwk.Code
+	}{
+		{
+			name:         "the least important pod goes, the others are reprieved",
+			preemptorCPU: "1",
+			pods: []*v1.Pod{
+				running("p20", "n", 20, "1", 0, nil),
+				running("p10", "n", 10, "1", 0, nil),
+				running("p30", "n", 30, "1", 0, nil),
+			},
+			wantVictims: []string{"p10"},
+		},
+		{
+			name:         "equal priority: the pod that started later goes",
+			preemptorCPU: "1",
+			pods: []*v1.Pod{
+				running("old", "n", 10, "1", 0, nil),
+				running("new", "n", 10, "1", 5, nil),
+				running("p30", "n", 30, "1", 0, nil),
+			},
+			wantVictims: []string{"new"},
+		},
+		{
+			name:         "two needed: most important first in the result",
+			preemptorCPU: "2",
+			pods: []*v1.Pod{
+				running("p10", "n", 10, "1", 0, nil),
+				running("p20", "n", 20, "1", 0, nil),
+				running("p30", "n", 30, "1", 0, nil),
+			},
+			wantVictims: []string{"p20", "p10"},
+		},
+		{
+			name:         "pods of equal or higher priority are never victims",
+			preemptorCPU: "2",
+			pods: []*v1.Pod{
+				running("p10", "n", 10, "1", 0, nil),
+				running("p100", "n", 100, "1", 0, nil),
+				running("p200", "n", 200, "1", 0, nil),
+			},
+			wantCode: fwk.Unschedulable,
+		},
+		{
+			name:         "no pod of lower priority",
+			preemptorCPU: "1",
+			pods:         []*v1.Pod{running("p100", "n", 100, "3", 0, nil)},
+			wantCode:     fwk.UnschedulableAndUnresolvable,
+		},
+		{
+			name:         "without a budget, the least important pod goes",
+			preemptorCPU: "1",
+			pods: []*v1.Pod{
+				running("web", "n", 10, "1", 0, web),
+				running("batch", "n", 20, "1", 0, nil),
+				running("p300", "n", 300, "1", 0, nil),
+			},
+			wantVictims: []string{"web"},
+		},
+		{
+			name:         "a budget protects the less important pod: the other goes instead",
+			preemptorCPU: "1",
+			pods: []*v1.Pod{
+				running("web", "n", 10, "1", 0, web),
+				running("batch", "n", 20, "1", 0, nil),
+				running("p300", "n", 300, "1", 0, nil),
+			},
+			pdbs:        []*policy.PodDisruptionBudget{webPDB},
+			wantVictims: []string{"batch"},
+		},
+		{
+			name:         "a budget cannot protect a pod whose room is needed: counted as a violation",
+			preemptorCPU: "2",
+			pods: []*v1.Pod{
+				running("web", "n", 10, "1", 0, web),
+				running("batch", "n", 20, "1", 0, nil),
+				running("p300", "n", 300, "1", 0, nil),
+			},
+			pdbs:           []*policy.PodDisruptionBudget{webPDB},
+			wantVictims:    []string{"batch", "web"},
+			wantViolations: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			ni := nodeInfo("n", "3", tt.pods...)
+			pl, h := newPlugin(t, ctx, ni)
+			preemptor := running("preemptor", "", 100, tt.preemptorCPU, 0, nil)
+			preemptor.Spec.NodeName = ""
+			state := framework.NewCycleState()
+			if _, s := h.fit.PreFilter(ctx, state, preemptor, nil); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			victims, violations, status := pl.SelectVictimsOnNode(ctx, state, preemptor, ni.Snapshot(), tt.pdbs)
+			if status.Code() != tt.wantCode {
+				t.Fatalf("status = %v, want code %v", status, tt.wantCode)
+			}
+			var names []string
+			for _, v := range victims {
+				names = append(names, v.Name)
+			}
+			if diff := cmp.Diff(tt.wantVictims, names); diff != "" {
+				t.Errorf("victims (-want, +got):\n%s", diff)
+			}
+			if violations != tt.wantViolations {
+				t.Errorf("PDB violations = %d, want %d", violations, tt.wantViolations)
+			}
+		})
+	}
+}
+
+// TestDryRunPreemption runs the dry runs on 40 full nodes, each with one
+// pod of lower priority, on 16 goroutines (run it with -race). Half of the
+// nodes' pods are protected by a budget that allows no disruption. The
+// dry runs stop once they have candidatesNum candidates, one of them
+// without a violation; each list keeps candidatesNum at most, and the
+// candidates without a violation come first, each with its node's pod.
+func TestDryRunPreemption(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	webPDB := &policy.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: web}},
+		Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
+	}
+	for _, candidatesNum := range []int32{1, 3, 40} {
+		t.Run(fmt.Sprintf("%d candidates", candidatesNum), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			var nodes []*framework.NodeInfo
+			for i := range 40 {
+				var labels map[string]string
+				if i%2 == 0 {
+					labels = web
+				}
+				name := fmt.Sprintf("n%02d", i)
+				nodes = append(nodes, nodeInfo(name, "2", running("low-"+name, name, 10, "2", 0, labels)))
+			}
+			pl, h := newPlugin(t, ctx, nodes...)
+			preemptor := running("preemptor", "", 100, "1", 0, nil)
+			state := framework.NewCycleState()
+			if _, s := h.fit.PreFilter(ctx, state, preemptor, nil); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			potential := make([]fwk.NodeInfo, len(nodes))
+			for i, n := range nodes {
+				potential[i] = n
+			}
+			candidates, statuses, err := pl.Evaluator.DryRunPreemption(ctx, state, preemptor, potential, []*policy.PodDisruptionBudget{webPDB}, 7, candidatesNum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			violating, clean := 0, 0
+			seen := map[string]bool{}
+			for i, c := range candidates {
+				if seen[c.Name()] {
+					t.Errorf("node %s is a candidate twice", c.Name())
+				}
+				seen[c.Name()] = true
+				if diff := cmp.Diff([]string{"low-" + c.Name()}, podNames(c.Victims().Pods)); diff != "" {
+					t.Errorf("victims on %s (-want, +got):\n%s", c.Name(), diff)
+				}
+				if c.Victims().NumPDBViolations > 0 {
+					violating++
+				} else {
+					clean++
+					if violating > 0 {
+						t.Errorf("candidate %d (%s) violates no budget but comes after one that does", i, c.Name())
+					}
+				}
+			}
+			if clean < 1 || int32(clean) > candidatesNum || int32(violating) > candidatesNum {
+				t.Errorf("%d candidates without a violation and %d with, want 1 to %d and at most %d", clean, violating, candidatesNum, candidatesNum)
+			}
+			if candidatesNum == 40 && (clean != 20 || violating != 20) {
+				t.Errorf("asking for every node: %d clean and %d violating candidates, want 20 and 20", clean, violating)
+			}
+			if n := statuses.Len(); n != 0 {
+				t.Errorf("%d nodes have a status: every node is a candidate", n)
+			}
+		})
+	}
+}
+
+func podNames(pods []*v1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// TestPodEligibleToPreemptOthers: preemptionPolicy Never, and a pod whose
+// earlier victims still terminate on its nominated node.
+func TestPodEligibleToPreemptOthers(t *testing.T) {
+	never := v1.PreemptNever
+	now := metav1.NewTime(t0)
+	terminating := func(p *v1.Pod, byScheduler bool) *v1.Pod {
+		p.DeletionTimestamp = &now
+		if byScheduler {
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
+		}
+		return p
+	}
+	nominated := func(p *v1.Pod, node string) *v1.Pod { p.Status.NominatedNodeName = node; return p }
+	tests := []struct {
+		name          string
+		pod           *v1.Pod
+		nodePods      []*v1.Pod
+		nominatedCode fwk.Code
+		want          bool
+		wantMsg       string
+	}{
+		{name: "a pod of higher priority", pod: running("p", "", 100, "1", 0, nil), want: true},
+		{
+			name: "preemptionPolicy Never",
+			pod: func() *v1.Pod {
+				p := running("p", "", 100, "1", 0, nil)
+				p.Spec.PreemptionPolicy = &never
+				return p
+			}(),
+			wantMsg: "not eligible due to preemptionPolicy=Never.",
+		},
+		{
+			name:     "its victim still terminates on its nominated node",
+			pod:      nominated(running("p", "", 100, "1", 0, nil), "n"),
+			nodePods: []*v1.Pod{terminating(running("v", "n", 10, "1", 0, nil), true)},
+			wantMsg:  "not eligible due to a terminating pod on the nominated node.",
+		},
+		{
+			name:          "its nominated node is out of the question now",
+			pod:           nominated(running("p", "", 100, "1", 0, nil), "n"),
+			nodePods:      []*v1.Pod{terminating(running("v", "n", 10, "1", 0, nil), true)},
+			nominatedCode: fwk.UnschedulableAndUnresolvable,
+			want:          true,
+		},
+		{
+			name:     "a pod terminating for another reason",
+			pod:      nominated(running("p", "", 100, "1", 0, nil), "n"),
+			nodePods: []*v1.Pod{terminating(running("v", "n", 10, "1", 0, nil), false)},
+			want:     true,
+		},
+		{
+			name:     "a terminating pod it could not preempt",
+			pod:      nominated(running("p", "", 100, "1", 0, nil), "n"),
+			nodePods: []*v1.Pod{terminating(running("v", "n", 100, "1", 0, nil), true)},
+			want:     true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			pl, _ := newPlugin(t, ctx, nodeInfo("n", "2", tt.nodePods...))
+			var status *fwk.Status
+			if tt.nominatedCode != fwk.Success {
+				status = fwk.NewStatus(tt.nominatedCode)
+			}
+			got, msg := pl.PodEligibleToPreemptOthers(ctx, tt.pod, status)
+			if got != tt.want || msg != tt.wantMsg {
+				t.Errorf("PodEligibleToPreemptOthers = %v, %q; want %v, %q", got, msg, tt.want, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// TestCalculateNumCandidates: upstream's defaults, 10% and at least 100,
+// never more than the nodes.
+func TestCalculateNumCandidates(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pl, _ := newPlugin(t, ctx)
+	got := map[int32]int32{}
+	for _, n := range []int32{10, 100, 500, 1000, 5000} {
+		got[n] = pl.calculateNumCandidates(n)
+	}
+	want := map[int32]int32{10: 10, 100: 100, 500: 100, 1000: 100, 5000: 500}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("candidates per node count (-want, +got):\n%s", diff)
+	}
+}

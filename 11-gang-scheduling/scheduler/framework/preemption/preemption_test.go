@@ -1,0 +1,217 @@
+package preemption
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	policy "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2/ktesting"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// victim is a running pod of the given priority, started start minutes
+// after t0.
+func victim(name string, priority int32, start int, labels map[string]string) *v1.Pod {
+	st := metav1.NewTime(t0.Add(time.Duration(start) * time.Minute))
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: labels},
+		Spec:       v1.PodSpec{Priority: &priority},
+		Status:     v1.PodStatus{StartTime: &st},
+	}
+}
+
+// TestPickOneNodeForPreemption: each of upstream's criteria decides one
+// case on its own, the ones before it being tied.
+func TestPickOneNodeForPreemption(t *testing.T) {
+	tests := []struct {
+		name  string
+		nodes map[string]*extenderv1.Victims
+		want  string
+	}{
+		{
+			name: "1. fewest PDB violations, though its victims matter more",
+			nodes: map[string]*extenderv1.Victims{
+				"a": {Pods: []*v1.Pod{victim("a1", 10, 0, nil)}, NumPDBViolations: 1},
+				"b": {Pods: []*v1.Pod{victim("b1", 50, 0, nil), victim("b2", 40, 0, nil)}, NumPDBViolations: 0},
+			},
+			want: "b",
+		},
+		{
+			name: "2. lowest priority of the most important victim",
+			nodes: map[string]*extenderv1.Victims{
+				"a": {Pods: []*v1.Pod{victim("a1", 30, 0, nil)}},
+				"b": {Pods: []*v1.Pod{victim("b1", 20, 0, nil), victim("b2", 20, 0, nil), victim("b3", 20, 0, nil)}},
+			},
+			want: "b",
+		},
+		{
+			name: "3. smallest sum of priorities",
+			nodes: map[string]*extenderv1.Victims{
+				"a": {Pods: []*v1.Pod{victim("a1", 20, 0, nil), victim("a2", 15, 0, nil)}},
+				"b": {Pods: []*v1.Pod{victim("b1", 20, 0, nil), victim("b2", 5, 0, nil)}},
+			},
+			want: "b",
+		},
+		{
+			name: "3. negative priorities do not favour more victims",
+			nodes: map[string]*extenderv1.Victims{
+				"a": {Pods: []*v1.Pod{victim("a1", -10, 0, nil), victim("a2", -10, 0, nil)}},
+				"b": {Pods: []*v1.Pod{victim("b1", -10, 0, nil)}},
+			},
+			want: "b",
+		},
+		{
+			// The sums, each priority offset by MaxInt32+1, tie: 2^32-1.
+			name: "4. fewest victims",
+			nodes: map[string]*extenderv1.Victims{
+				"a": {Pods: []*v1.Pod{victim("a1", math.MaxInt32, 0, nil), victim("a2", math.MinInt32, 0, nil)}},
+				"b": {Pods: []*v1.Pod{victim("b1", math.MaxInt32, 0, nil)}},
+			},
+			want: "b",
+		},
+		{
+			name: "5. latest start among the most important victims",
+			nodes: map[string]*extenderv1.Victims{
+				"a": {Pods: []*v1.Pod{victim("a1", 10, 5, nil)}},
+				"b": {Pods: []*v1.Pod{victim("b1", 10, 9, nil)}},
+				"c": {Pods: []*v1.Pod{victim("c1", 10, 1, nil)}},
+			},
+			want: "b",
+		},
+		{
+			name: "one candidate",
+			nodes: map[string]*extenderv1.Victims{
+				"only": {Pods: []*v1.Pod{victim("o1", 100, 0, nil)}, NumPDBViolations: 3},
+			},
+			want: "only",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, _ := ktesting.NewTestContext(t)
+			// Map order varies between runs: a case that depended on it
+			// would fail sometimes.
+			for range 10 {
+				if diff := cmp.Diff(tt.want, pickOneNodeForPreemption(logger, tt.nodes)); diff != "" {
+					t.Fatalf("picked node (-want, +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func pdb(name string, selector map[string]string, allowed int32, disrupted ...string) *policy.PodDisruptionBudget {
+	p := &policy.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector}},
+		Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
+	}
+	if len(disrupted) > 0 {
+		p.Status.DisruptedPods = map[string]metav1.Time{}
+		for _, d := range disrupted {
+			p.Status.DisruptedPods[d] = metav1.NewTime(t0)
+		}
+	}
+	return p
+}
+
+// TestFilterVictimsWithPDBViolation: a budget allows as many evictions as
+// its disruptionsAllowed, counted in the victims' order; pods it does not
+// select, pods it lists as disrupted already, and budgets with an empty
+// selector or of another namespace are not charged.
+func TestFilterVictimsWithPDBViolation(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	tests := []struct {
+		name      string
+		victims   []*v1.Pod
+		budgets   []*policy.PodDisruptionBudget
+		violating []string
+		fine      []string
+	}{
+		{
+			name:    "no budget",
+			victims: []*v1.Pod{victim("w1", 0, 0, web), victim("w2", 0, 0, web)},
+			fine:    []string{"w1", "w2"},
+		},
+		{
+			name:      "one disruption allowed: the second pod violates",
+			victims:   []*v1.Pod{victim("w1", 0, 0, web), victim("w2", 0, 0, web), victim("other", 0, 0, map[string]string{"app": "db"})},
+			budgets:   []*policy.PodDisruptionBudget{pdb("web", web, 1)},
+			violating: []string{"w2"},
+			fine:      []string{"w1", "other"},
+		},
+		{
+			name:      "a pod being disrupted already is not charged",
+			victims:   []*v1.Pod{victim("w1", 0, 0, web), victim("w2", 0, 0, web)},
+			budgets:   []*policy.PodDisruptionBudget{pdb("web", web, 0, "w1")},
+			violating: []string{"w2"},
+			fine:      []string{"w1"},
+		},
+		{
+			name:    "an empty selector selects nothing",
+			victims: []*v1.Pod{victim("w1", 0, 0, web)},
+			budgets: []*policy.PodDisruptionBudget{pdb("all", nil, 0)},
+			fine:    []string{"w1"},
+		},
+		{
+			name:    "a budget of another namespace",
+			victims: []*v1.Pod{victim("w1", 0, 0, web)},
+			budgets: func() []*policy.PodDisruptionBudget {
+				p := pdb("web", web, 0)
+				p.Namespace = "other"
+				return []*policy.PodDisruptionBudget{p}
+			}(),
+			fine: []string{"w1"},
+		},
+	}
+	names := func(pods []*v1.Pod) []string {
+		var out []string
+		for _, p := range pods {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			violating, fine := FilterVictimsWithPDBViolation(tt.victims, tt.budgets)
+			if diff := cmp.Diff(tt.violating, names(violating)); diff != "" {
+				t.Errorf("violating victims (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.fine, names(fine)); diff != "" {
+				t.Errorf("non-violating victims (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPodTerminatingByPreemption: only a pod being deleted with the
+// scheduler's DisruptionTarget condition.
+func TestPodTerminatingByPreemption(t *testing.T) {
+	now := metav1.NewTime(t0)
+	cond := func(reason string) []v1.PodCondition {
+		return []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: reason}}
+	}
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		want bool
+	}{
+		{"preempted and terminating", &v1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: v1.PodStatus{Conditions: cond(v1.PodReasonPreemptionByScheduler)}}, true},
+		{"preempted, not yet deleted", &v1.Pod{Status: v1.PodStatus{Conditions: cond(v1.PodReasonPreemptionByScheduler)}}, false},
+		{"terminating for another reason", &v1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: v1.PodStatus{Conditions: cond("EvictionByEvictionAPI")}}, false},
+		{"terminating, no condition", &v1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PodTerminatingByPreemption(tt.pod); got != tt.want {
+				t.Errorf("PodTerminatingByPreemption = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
