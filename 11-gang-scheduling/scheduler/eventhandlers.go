@@ -277,6 +277,12 @@ func (sched *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
 		// Its binding cycle has forgotten it already.
 		return
 	}
+	// A pod group's member leaves its group now: the binding cycle of a
+	// member rejected at Permit only forgets it, which would count it
+	// among the group's pending members for ever, and let GangScheduling's
+	// PreEnqueue take a gang short of a member for a complete one.
+	// (Upstream does not, and keeps such a member.)
+	sched.cache.RemovePodGroupMember(assumedPod)
 	if !sched.framework.RejectWaitingPod(assumedPod.UID) {
 		if err := sched.cache.RemoveAssumedPod(sched.logger, assumedPod); err != nil {
 			sched.logger.Error(err, "Scheduler cache RemoveAssumedPod failed", "pod", klog.KObj(assumedPod))

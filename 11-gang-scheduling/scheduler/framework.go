@@ -144,8 +144,67 @@ func (h *handle) SnapshotSharedLister() fwk.SharedLister { return h.snapshot }
 
 // PodGroupManager serves the pod groups' live state, from the cache:
 // GangScheduling's PreEnqueue counts a group's members there, its Permit
-// the members assumed or bound.
-func (h *handle) PodGroupManager() fwk.PodGroupManager { return h.podGroupManager }
+// the members assumed or bound, less those already rejected at Permit
+// (permitAwarePodGroupManager).
+func (h *handle) PodGroupManager() fwk.PodGroupManager {
+	return permitAwarePodGroupManager{PodGroupManager: h.podGroupManager, waitingPods: h.waitingPods}
+}
+
+// permitAwarePodGroupManager is the cache's PodGroupManager, but a member
+// whose wait at Permit was rejected (a deadline, a deletion) is not counted
+// as assumed any more, although its binding goroutine has not yet forgotten
+// it in the cache. Otherwise a member whose Permit runs in between would
+// count it towards minCount, and let the rest of its gang bind without it.
+// Upstream counts it. Permit runs under permitMu, as rejections do, so a
+// count and the allowing that follows see the same rejections.
+type permitAwarePodGroupManager struct {
+	fwk.PodGroupManager
+	waitingPods *waitingPods
+}
+
+func (m permitAwarePodGroupManager) PodGroupStates() fwk.PodGroupStateLister {
+	return permitAwarePodGroupStates{PodGroupStateLister: m.PodGroupManager.PodGroupStates(), waitingPods: m.waitingPods}
+}
+
+type permitAwarePodGroupStates struct {
+	fwk.PodGroupStateLister
+	waitingPods *waitingPods
+}
+
+func (l permitAwarePodGroupStates) Get(namespace, name string) (fwk.PodGroupState, error) {
+	s, err := l.PodGroupStateLister.Get(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return permitAwarePodGroupState{PodGroupState: s, waitingPods: l.waitingPods}, nil
+}
+
+type permitAwarePodGroupState struct {
+	fwk.PodGroupState
+	waitingPods *waitingPods
+}
+
+// rejected returns the assumed members already rejected at Permit.
+func (s permitAwarePodGroupState) rejected(assumed sets.Set[types.UID]) sets.Set[types.UID] {
+	out := sets.New[types.UID]()
+	for uid := range assumed {
+		if wp := s.waitingPods.get(uid); wp != nil && wp.isRejected() {
+			out.Insert(uid)
+		}
+	}
+	return out
+}
+
+// AssumedPods leaves out the members rejected at Permit.
+func (s permitAwarePodGroupState) AssumedPods() sets.Set[types.UID] {
+	assumed := s.PodGroupState.AssumedPods()
+	return assumed.Difference(s.rejected(assumed))
+}
+
+// ScheduledPodsCount leaves out the members rejected at Permit.
+func (s permitAwarePodGroupState) ScheduledPodsCount() int {
+	return s.PodGroupState.ScheduledPodsCount() - s.rejected(s.PodGroupState.AssumedPods()).Len()
+}
 
 // NodeInfos returns the nodes of the current scheduling cycle's snapshot.
 // Upstream's preemption reaches them through
@@ -788,9 +847,10 @@ func (f *Framework) RunReservePluginsReserve(ctx context.Context, state fwk.Cycl
 // RunReservePluginsUnreserve undoes Reserve, in reverse order, whenever the
 // pod fails after Reserve: every plugin is told, whether or not its Reserve
 // ran, so Unreserve must be idempotent. It holds permitMu, because an
-// Unreserve may reject waiting pods (chapter 04's Gang plugin rejected the
-// rest of a gang): that must not fall between a Permit counting them and
-// allowing them either. It is never called while the Permit plugins run.
+// Unreserve may reject waiting pods: that must not fall between a Permit
+// counting them and allowing them. (No Unreserve here rejects any since
+// GangScheduling replaced chapter 04's Gang, which rejected the rest of a
+// gang.) It is never called while the Permit plugins run.
 func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	f.waitingPods.permitMu.Lock()
 	defer f.waitingPods.permitMu.Unlock()

@@ -65,8 +65,6 @@ var clearNominatedNode = &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, N
 // ScheduleOne pops the best entity from the queue and schedules it: a pod
 // on its own, or a pod group in one pod-group cycle
 // (schedule_one_podgroup.go). It returns at once when the queue is closed.
-//
-//workshop:part 11/2
 func (sched *Scheduler) ScheduleOne(ctx context.Context) {
 	entity, err := sched.queue.Pop(klog.FromContext(ctx))
 	if err != nil {
@@ -109,9 +107,9 @@ func (sched *Scheduler) scheduleOnePod(ctx context.Context, podInfo *framework.Q
 	// to the next ones, for this pod and this attempt only: from PreFilter
 	// to Filter, from PreScore to Score, and on into the binding cycle.
 	state := framework.NewCycleState()
-	// A plugin may name pods that are worth trying at once (the Gang
-	// plugin, a waiting member's siblings); the queue activates them when
-	// the cycle succeeds.
+	// A plugin may name pods that are worth trying at once; the queue
+	// activates them when the cycle succeeds. (GangScheduling calls the
+	// handle's Activate instead, at once.)
 	podsToActivate := framework.NewPodsToActivate()
 	state.Write(framework.PodsToActivateKey, podsToActivate)
 	result, assumedPod, err := sched.schedulingCycle(ctx, state, pod)

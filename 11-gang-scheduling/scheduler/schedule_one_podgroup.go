@@ -132,13 +132,17 @@ func (sched *Scheduler) handlePodGroupFailureBeforeScheduling(ctx context.Contex
 }
 
 // validatePodGroup checks what makes a group one unit, as upstream's
-// does: every member, queued or already placed, has the group's priority
-// and the same preemption policy. (Upstream also checks that all name the
-// same profile; this scheduler has one, and queues only its own pods.)
+// does: every member, queued or already placed, names this scheduler, and
+// has the group's priority and the same preemption policy. (Upstream
+// checks that the scheduler name is one of its profiles'; this scheduler
+// has one.)
 func (sched *Scheduler) validatePodGroup(pgInfo *framework.QueuedPodGroupInfo) error {
 	priority := pgInfo.GetPriority()
 	var policy v1.PreemptionPolicy
 	validatePod := func(pod *v1.Pod) error {
+		if pod.Spec.SchedulerName != sched.schedulerName {
+			return fmt.Errorf("all pods in a single pod group should have the same .spec.schedulerName set, got: %q and %q", pod.Spec.SchedulerName, sched.schedulerName)
+		}
 		if p := corev1helpers.PodPriority(pod); p != priority {
 			return fmt.Errorf("all pods in a single pod group should have the same priority as the pod group's priority, got %d and %d", p, priority)
 		}
@@ -277,8 +281,7 @@ func (sched *Scheduler) podGroupSchedulingDefaultAlgorithm(ctx context.Context, 
 		if revert != nil {
 			reverts = append(reverts, revert)
 		}
-		var fitErr *framework.FitError
-		if podResult.err != nil && !errors.As(podResult.err, &fitErr) {
+		if podResult.err != nil && !isRejection(podResult.err) {
 			result.status = fwk.AsStatus(fmt.Errorf("failed to schedule other pod from a pod group: %w", podResult.err))
 			break
 		}
@@ -372,9 +375,9 @@ func completePodGroupAlgorithmResult(ctx context.Context, pgInfo *framework.Queu
 		state := framework.NewCycleState()
 		podsToActivate := framework.NewPodsToActivate()
 		state.Write(framework.PodsToActivateKey, podsToActivate)
+		// Their nomination is left as it is, as upstream leaves it.
 		result.podResults = append(result.podResults, algorithmResult{
 			podInfo:        pInfo,
-			result:         ScheduleResult{nominatingInfo: clearNominatedNode},
 			state:          state,
 			podsToActivate: podsToActivate,
 			err:            groupError(result.status),
@@ -382,6 +385,15 @@ func completePodGroupAlgorithmResult(ctx context.Context, pgInfo *framework.Queu
 	}
 	klog.FromContext(ctx).V(5).Info("Pod group algorithm finished", "status", result.status, "pods", len(result.podResults))
 	return result
+}
+
+// isRejection says whether a member's error means it fits nowhere (a
+// FitError, or no node at all, which upstream's schedulingAlgorithm
+// reports as UnschedulableAndUnresolvable), rather than that the cycle
+// failed.
+func isRejection(err error) bool {
+	var fitErr *framework.FitError
+	return errors.As(err, &fitErr) || errors.Is(err, ErrNoNodesAvailable)
 }
 
 // groupError is the error of a member that the group's status decides.
@@ -398,7 +410,8 @@ func groupError(status *fwk.Status) error {
 //     its binding cycle; each that did not fails as a single pod fails;
 //   - the group may not: every member fails, a member that fitted with the
 //     group's message, one that did not with its own;
-//   - an error: every member fails with it.
+//   - an error: every member fails with it, but a member whose own error
+//     caused it, which fails with its own.
 //
 // Then the PodGroup's condition is written, and the group, with the
 // members that failed, goes back to the queue.
@@ -423,7 +436,7 @@ func (sched *Scheduler) submitPodGroupAlgorithmResult(ctx context.Context, pgInf
 			sched.activatePods(podCtx, podResult.podsToActivate)
 			sched.startBindingCycle(podCtx, podResult.state, podResult.result, pInfo, assumedPod)
 			scheduled++
-		case result.status.IsError() && podResult.err == nil:
+		case result.status.IsError() && (podResult.err == nil || isRejection(podResult.err)):
 			sched.handleSchedulingFailure(podCtx, pInfo, result.status.AsError(), clearNominatedNode)
 			unschedulable++
 		case podResult.err == nil:

@@ -17,6 +17,107 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
+// TestPodGroupSchedulingAlgorithm runs the simulation of a pod-group cycle
+// alone, without acting on it: where each member would go, whether the
+// group may be placed, and that the snapshot is as the cache left it
+// afterwards, whatever the verdict.
+func TestPodGroupSchedulingAlgorithm(t *testing.T) {
+	tests := []struct {
+		name  string
+		nodes int // nodes of 1 CPU
+		// members is how many members of 1 CPU the group has.
+		members  int
+		minCount int32
+		// want lists each member's node, or its error, in the group's
+		// order.
+		want       []string
+		wantStatus string
+	}{
+		{
+			name: "room for all", nodes: 2, members: 2, minCount: 2,
+			want: []string{"node", "node"}, wantStatus: "Success",
+		},
+		{
+			name: "room for three of four", nodes: 3, members: 4, minCount: 4,
+			want:       []string{"node", "node", "node", "0/3 nodes are available: 3 Insufficient cpu."},
+			wantStatus: "Unschedulable: minCount (4) cannot be satisfied: 3 scheduled, 0 remaining",
+		},
+		{
+			name: "the loop stops once minCount is out of reach", nodes: 1, members: 4, minCount: 4,
+			want: []string{"node", "0/1 nodes are available: 1 Insufficient cpu.",
+				"minCount (4) cannot be satisfied: 1 scheduled, 2 remaining", "minCount (4) cannot be satisfied: 1 scheduled, 2 remaining"},
+			wantStatus: "Unschedulable: minCount (4) cannot be satisfied: 1 scheduled, 2 remaining",
+		},
+		{
+			name: "minCount three of four", nodes: 3, members: 4, minCount: 3,
+			want:       []string{"node", "node", "node", "0/3 nodes are available: 3 Insufficient cpu."},
+			wantStatus: "Success",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testContext(t)
+			objs := []runtime.Object{makePodGroup("g", tt.minCount)}
+			for i := range tt.nodes {
+				objs = append(objs, makeNode(fmt.Sprintf("node-%d", i)).cpu("1").obj())
+			}
+			for i := range tt.members {
+				objs = append(objs, makePod(fmt.Sprintf("m-%d", i)).group("g").req("1").obj())
+			}
+			sched := newTestScheduler(t, ctx, fake.NewClientset(objs...), events.NewFakeRecorder(100))
+			entity, err := sched.queue.Pop(klog.FromContext(ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pgInfo := entity.(*framework.QueuedPodGroupInfo)
+			if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
+				t.Fatal(err)
+			}
+			if err := sched.reconcilePodGroupWithSnapshot(pgInfo.PodGroupInfo); err != nil {
+				t.Fatal(err)
+			}
+			result := sched.runSchedulingAlgorithm(ctx, framework.NewCycleState(), pgInfo)
+			var got []string
+			for _, r := range result.podResults {
+				if r.err != nil {
+					got = append(got, r.err.Error())
+					continue
+				}
+				// The node's name, without its number: which of the equal
+				// nodes a member gets is not the point.
+				got = append(got, r.result.SuggestedHost[:len("node")])
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("members' results (-want, +got):\n%s", diff)
+			}
+			status := result.status.Code().String()
+			if msg := result.status.Message(); msg != "" {
+				status += ": " + msg
+			}
+			if diff := cmp.Diff(tt.wantStatus, status); diff != "" {
+				t.Errorf("the group's status (-want, +got):\n%s", diff)
+			}
+			var requested []int64
+			for _, n := range sched.nodeInfoSnapshot.List() {
+				requested = append(requested, n.GetRequested().GetMilliCPU())
+			}
+			if diff := cmp.Diff(make([]int64, tt.nodes), requested); diff != "" {
+				t.Errorf("CPU requested on the snapshot's nodes after the simulation (-want, +got):\n%s", diff)
+			}
+			pgs, err := sched.nodeInfoSnapshot.PodGroupStates().Get("default", "g")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(0, pgs.ScheduledPodsCount()); diff != "" {
+				t.Errorf("members the snapshot's group state counts as scheduled (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(0, assumedPods(sched)); diff != "" {
+				t.Errorf("pods assumed in the cache by the simulation (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestScheduleOnePodGroup runs one pod-group cycle and checks what it
 // decided: which members were bound, the members' PodScheduled conditions,
 // the PodGroup's condition, and that nothing of the simulation stays in the
@@ -51,6 +152,14 @@ func TestScheduleOnePodGroup(t *testing.T) {
 		{
 			name: "minCount three of four with room for three binds three", nodes: 3, members: 4, group: makePodGroup("g", 3),
 			wantBound: 3, wantConditions: []string{insufficient}, wantGroup: "True Scheduled: ",
+		},
+		{
+			name: "no node at all: the group is unschedulable, not an error", nodes: 0, members: 2, group: makePodGroup("g", 2),
+			wantConditions: []string{
+				"False Unschedulable: no nodes available to schedule pods",
+				"False Unschedulable: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+			},
+			wantGroup: "False Unschedulable: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
 		},
 		{
 			name: "a basic group binds what fits", nodes: 1, members: 2,
@@ -106,11 +215,11 @@ func TestScheduleOnePodGroup(t *testing.T) {
 			}
 			// The simulation left nothing behind: the snapshot counts no
 			// pod, the cache only the ones bound.
-			var requested []int64
+			var requested int64
 			for _, n := range sched.nodeInfoSnapshot.List() {
-				requested = append(requested, n.GetRequested().GetMilliCPU())
+				requested += n.GetRequested().GetMilliCPU()
 			}
-			if diff := cmp.Diff(make([]int64, tt.nodes), requested); diff != "" {
+			if diff := cmp.Diff(int64(0), requested); diff != "" {
 				t.Errorf("CPU requested on the snapshot's nodes after the cycle (-want, +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantBound, assumedPods(sched)); diff != "" {
@@ -166,5 +275,49 @@ func TestPodGroupMembersAreValidated(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string(nil), bindings(client)); diff != "" {
 		t.Errorf("bindings (-want, +got):\n%s", diff)
+	}
+}
+
+// TestPermitDoesNotCountRejectedMembers: a gang member rejected at Permit
+// (a deadline passed, or it was deleted) stays assumed in the cache until
+// its binding goroutine forgets it. A member whose Permit runs in between
+// must not count it towards minCount: it would allow the rest of the gang
+// to bind without it.
+func TestPermitDoesNotCountRejectedMembers(t *testing.T) {
+	ctx := testContext(t)
+	a, b := makePod("a").group("g").obj(), makePod("b").group("g").obj()
+	client := fake.NewClientset(makeNode("node").obj(), makePodGroup("g", 2), a, b)
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+	// GangScheduling's Permit reads the PodGroup from the snapshot.
+	if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
+		t.Fatal(err)
+	}
+	prepare := func(pod *v1.Pod) *v1.Pod {
+		t.Helper()
+		assumed, err := sched.prepareForBindingCycle(ctx, framework.NewCycleState(), pod, ScheduleResult{SuggestedHost: "node"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return assumed
+	}
+	assumedA := prepare(a)
+	waitingA := sched.framework.waitingPods.get(a.UID)
+	if waitingA == nil {
+		t.Fatal("the first member does not wait at Permit")
+	}
+	waitingA.Reject("", "rejected due to timeout")
+	assumedB := prepare(b)
+	waitingB := sched.framework.waitingPods.get(b.UID)
+	if diff := cmp.Diff([2]bool{true, false}, [2]bool{waitingB != nil, waitingB != nil && waitingB.isDecided()}); diff != "" {
+		t.Errorf("whether the second member waits, and whether it was allowed (-want, +got):\n%s", diff)
+	}
+	if waitingB != nil {
+		waitingB.Reject("", "test over")
+	}
+	for _, p := range []*v1.Pod{assumedA, assumedB} {
+		sched.framework.waitingPods.remove(p.UID)
+		if err := sched.cache.ForgetPod(klog.FromContext(ctx), p); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -873,6 +873,14 @@ func TestPodDeletedAtPermit(t *testing.T) {
 		t.Errorf("bindings (-want, +got):\n%s", diff)
 	}
 	checkDoneOnce(t, ctx, sched, pod)
+	// The deleted member no longer counts in its group: only the sibling.
+	state, err := sched.cache.PodGroupStates().Get("default", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(1, state.AllPodsCount()); diff != "" {
+		t.Errorf("members the group's state counts after the deletion (-want, +got):\n%s", diff)
+	}
 }
 
 // TestIdleSchedulerHoldsNothing: once every pod is bound, the queue holds

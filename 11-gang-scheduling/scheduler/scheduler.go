@@ -13,8 +13,9 @@
 // feasible nodes (percentageOfNodesToScore), and the next cycle starts
 // where it stopped; the filters and the scores run on several goroutines
 // (parallelism). Pods that name a PodGroup (scheduling.k8s.io/v1beta1) are
-// queued with their group as one entity and placed all or nothing, in one
-// pod-group cycle (schedule_one_podgroup.go).
+// queued with their group as one entity, and placed in one pod-group cycle
+// (schedule_one_podgroup.go): its members go to binding only if at least
+// minCount of them fit.
 package scheduler
 
 import (

@@ -23,10 +23,12 @@ type waitingPods struct {
 	// permitMu orders the decisions about waiting pods: the framework holds
 	// it while the Permit plugins run and while the Unreserve plugins run,
 	// a deadline takes it before it rejects a pod, and so does the
-	// rejection of a deleted pod. So a gang's last member, which counts the
-	// members waiting and then allows them, cannot see one of them rejected
-	// in between and bind the gang without it. (Upstream's timers reject
-	// without such a lock.)
+	// rejection of a deleted pod. So a gang's last member, which counts its
+	// gang's members and then allows the waiting ones, cannot see one of
+	// them rejected in between and bind the gang without it: GangScheduling
+	// counts the assumed members, and the handle leaves out the ones
+	// already rejected (permitAwarePodGroupManager). (Upstream's timers
+	// reject without such a lock.)
 	permitMu sync.Mutex
 }
 
@@ -54,9 +56,9 @@ func (m *waitingPods) get(uid types.UID) *waitingPod {
 
 // list returns the pods still waiting: a pod already allowed or rejected
 // stays in the map until its binding goroutine reads the verdict, but it
-// waits no more, and a gang must not count it. (Upstream iterates over the
-// whole map.) Callers act on the pods after the map's lock is released, so
-// a plugin may allow or reject pods from its callback.
+// waits no more. (Upstream iterates over the whole map.) Callers act on
+// the pods after the map's lock is released, so a plugin may allow or
+// reject pods from its callback.
 func (m *waitingPods) list() []*waitingPod {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -78,6 +80,8 @@ type waitingPod struct {
 	pending map[string]clock.Timer // plugin -> its deadline
 	verdict chan *fwk.Status       // buffered: deciding never blocks
 	decided bool
+	// rejected says that the verdict was not Success.
+	rejected bool
 }
 
 var _ fwk.WaitingPod = &waitingPod{}
@@ -124,6 +128,13 @@ func (w *waitingPod) isDecided() bool {
 	return w.decided
 }
 
+// isRejected says whether the pod was rejected (or preempted) already.
+func (w *waitingPod) isRejected() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rejected
+}
+
 // Allow records one plugin's consent; the last one lets the pod go on.
 func (w *waitingPod) Allow(pluginName string) {
 	w.mu.Lock()
@@ -158,6 +169,7 @@ func (w *waitingPod) decide(s *fwk.Status) bool {
 		return false
 	}
 	w.decided = true
+	w.rejected = !s.IsSuccess()
 	for _, t := range w.pending {
 		t.Stop()
 	}

@@ -40,6 +40,11 @@ type Report struct {
 	PreemptionAsyncRuns   [][]Result       `json:"preemptionAsyncRuns,omitempty"`
 	PreemptionBasicMedian []Result         `json:"preemptionBasicMedian,omitempty"`
 	PreemptionAsyncMedian []Result         `json:"preemptionAsyncMedian,omitempty"`
+	// Gang sizes GangScheduling, which runs the chapters from 11 on and
+	// kube-scheduler like 11.
+	Gang       GangConfig `json:"gangConfig"`
+	GangRuns   [][]Result `json:"gangRuns,omitempty"`
+	GangMedian []Result   `json:"gangMedian,omitempty"`
 }
 
 // Check is one of issue 6's targets, judged on the medians.
@@ -181,6 +186,21 @@ func JudgeSearch(basic []Result, chapter10 string) Check {
 	c := Check{Target: fmt.Sprintf("%s SchedulingBasic ≥ 1.0× %s", chapter10, UpstreamDefaults), Measured: "not measured"}
 	ours, ok1 := find(basic, func(r Result) string { return r.Name }, chapter10)
 	theirs, ok2 := find(basic, func(r Result) string { return r.Name }, UpstreamDefaults)
+	if ok1 && ok2 && theirs.Throughput.Average > 0 {
+		r := ours.Throughput.Average / theirs.Throughput.Average
+		c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)
+		c.Met = r >= 1.0 && !ours.DNF
+	}
+	return c
+}
+
+// JudgeGang checks issue 17's target on the medians: chapter 11's
+// GangScheduling throughput at least 1.0× kube-scheduler configured like
+// 11. It is reported, never asserted.
+func JudgeGang(gang []Result, chapter11, like11 string) Check {
+	c := Check{Target: fmt.Sprintf("%s GangScheduling ≥ 1.0× %s", chapter11, like11), Measured: "not measured"}
+	ours, ok1 := find(gang, func(r Result) string { return r.Name }, chapter11)
+	theirs, ok2 := find(gang, func(r Result) string { return r.Name }, like11)
 	if ok1 && ok2 && theirs.Throughput.Average > 0 {
 		r := ours.Throughput.Average / theirs.Throughput.Average
 		c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)

@@ -30,6 +30,14 @@ const FakeNodeAnnotation = "kwok.x-k8s.io/node"
 // FakeNodeAnnotationValue is the value FakeNodeAnnotation must have.
 const FakeNodeAnnotationValue = "fake"
 
+// WorkloadAPIFeatureGates and WorkloadAPIRuntimeConfig turn on the Workload
+// API (PodGroups) on kube-apiserver; kube-scheduler needs the same gate to
+// schedule pod groups.
+const (
+	WorkloadAPIFeatureGates  = "GenericWorkload=true"
+	WorkloadAPIRuntimeConfig = "scheduling.k8s.io/v1beta1=true"
+)
+
 // Options says where the binaries are and where the cluster keeps its files.
 type Options struct {
 	// ToolsDir holds bin/ (etcd, kube-apiserver, kwok) and kwok-stages.yaml,
@@ -58,8 +66,10 @@ type Cluster struct {
 }
 
 // AuditPolicy records what the scripts check afterwards: every Binding with
-// its target, and every change of a node with the node as it was after the
-// change (so a binding can be judged against the node it went to).
+// its target, every change of a node with the node as it was after the
+// change (so a binding can be judged against the node it went to), and
+// every pod's deletion (so a gang's Bindings can be judged against the
+// members still bound).
 const AuditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -70,6 +80,9 @@ rules:
 - level: RequestResponse
   verbs: [create, update, patch, delete]
   resources: [{group: "", resources: ["nodes"]}]
+- level: Metadata
+  verbs: [delete]
+  resources: [{group: "", resources: ["pods"]}]
 - level: None
 `
 
@@ -131,6 +144,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	// a minute, and open watches never do. A grace period for watches makes
 	// it end them instead: a stop (and RestartAPIServer) takes seconds.
 	args.Set("shutdown-watch-termination-grace-period", "2s")
+	// The Workload API, which chapter 11 schedules: PodGroups of
+	// scheduling.k8s.io/v1beta1, served in v1.37 only with the beta
+	// GenericWorkload gate on and the API version turned on. Every chapter
+	// runs on this cluster; chapters 01-10 leave a pod's
+	// spec.schedulingGroup alone and schedule the pod as any other.
+	args.Set("feature-gates", WorkloadAPIFeatureGates)
+	args.Set("runtime-config", WorkloadAPIRuntimeConfig)
 	for k, v := range opts.ExtraAPIServerArgs {
 		args.Set(k, v)
 	}

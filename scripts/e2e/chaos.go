@@ -85,6 +85,9 @@ type ChaosReport struct {
 	// the apiserver's restart), Victims the pods it deleted, Nominated the
 	// pods ever nominated.
 	Preemptions, PreemptionsChecked, Victims, Nominated int
+	// From chapter 11 on: Gangs is the PodGroups created, GangBursts the
+	// bursts of their members' Bindings that checkGangs judged.
+	Gangs, GangBursts int
 	// Cache is what the scheduler's scheduler_cache_size said at the end,
 	// by type (assumed_pods, pods, nodes), once it agreed with the cluster;
 	// Chapters 05 on export it.
@@ -116,6 +119,9 @@ type chaos struct {
 	// churned holds the names of the pods the churn and PodGC deleted
 	// (the scheduler deletes the others, to preempt them).
 	churned sync.Map
+	// gangs holds the minCount of each PodGroup the run created (chapter
+	// 11 on).
+	gangs map[string]int
 }
 
 // Chaos runs sched while the cluster churns under it, then checks the
@@ -124,6 +130,8 @@ type chaos struct {
 // deleted, no node is over-committed, and the scheduler never exited.
 // From chapter 09 on, pods have priorities, the larger high-priority ones
 // preempt, and the preemption invariants hold too (checkPreemptions).
+// From chapter 11 on, gangs of the Workload API come with every wave, and
+// none is ever part bound (checkGangs).
 func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) ChaosReport {
 	c := &chaos{
 		run: r.newRun(&Scenario{Name: "chaos"}, sched, fmt.Sprintf("chaos-%02d", sched.Chapter)),
@@ -154,6 +162,7 @@ func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) Ch
 		c.checkBindings()
 		c.checkOutage()
 		c.checkPreemptions()
+		c.checkGangs()
 	}
 	if err := c.cleanup(); err != nil {
 		c.violate("cleanup: %v", err)
@@ -221,6 +230,12 @@ func (c *chaos) play(ctx context.Context) error {
 	for w := 0; w < c.cfg.Waves; w++ {
 		if err := c.createPods(ctx, min(perWave, c.cfg.Pods-w*perWave)); err != nil {
 			return err
+		}
+		if c.sched.Chapter >= PodGroupChapter {
+			// A gang of three per 30 pods, besides the pods.
+			if err := c.createGangs(ctx, max(1, perWave/30)); err != nil {
+				return err
+			}
 		}
 		if w < len(churn) {
 			if err := churn[w](ctx); err != nil {
@@ -660,7 +675,7 @@ func countLines(path string, from int64, re *regexp.Regexp) (int, error) {
 // bound at most once, each pod still bound has its Binding, and no Binding
 // was issued after the scheduler had logged its node's deletion.
 func (c *chaos) checkBindings() {
-	seen, binds, err := readChaosLog(c.report.Log, c.ns)
+	seen, binds, err := readChaosLog(c.report.Log, c.ns, c.podGroups())
 	if err != nil {
 		c.violate("reading the scheduler log: %v", err)
 		return
@@ -748,8 +763,10 @@ var (
 // saw each node's deletion ("Delete event for node"), and each Binding of a
 // pod of namespace ns it was about to issue ("Attempting to bind pod to
 // node", logged by the scheduler and again by DefaultBinder: counted once
-// per cycle) with the start of its cycle ("Attempting to schedule pod").
-func readChaosLog(path, ns string) (map[string]time.Time, []logBind, error) {
+// per cycle) with the start of its cycle ("Attempting to schedule pod", or
+// for a member of a pod group, which groupOf names, its group's
+// "Attempting to schedule pod group").
+func readChaosLog(path, ns string, groupOf map[string]string) (map[string]time.Time, []logBind, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -780,6 +797,15 @@ func readChaosLog(path, ns string) (map[string]time.Time, []logBind, error) {
 			}
 		case attemptLine.MatchString(line):
 			cycle[attemptLine.FindStringSubmatch(line)[1]] = at
+		case groupAttemptLine.MatchString(line):
+			// A pod group's cycle is its members' (chapter 11, -v=3
+			// logs no line per member).
+			g := groupAttemptLine.FindStringSubmatch(line)[1]
+			for pod, group := range groupOf {
+				if ns+"/"+group == g {
+					cycle[ns+"/"+pod] = at
+				}
+			}
 		case bindLine.MatchString(line):
 			p, n := podKey.FindStringSubmatch(line), nodeKey.FindStringSubmatch(line)
 			if p == nil || n == nil || !strings.HasPrefix(p[1], ns+"/") {

@@ -222,7 +222,7 @@ func (c *chaos) checkPreemptions() {
 		return
 	}
 	victims := view.victims
-	_, binds, err := readChaosLog(c.report.Log, c.ns)
+	_, binds, err := readChaosLog(c.report.Log, c.ns, c.podGroups())
 	if err != nil {
 		c.violate("reading the scheduler log: %v", err)
 		return

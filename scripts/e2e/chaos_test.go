@@ -31,7 +31,7 @@ func TestReadChaosLog(t *testing.T) {
 	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	seen, binds, err := readChaosLog(path, "chaos-08")
+	seen, binds, err := readChaosLog(path, "chaos-08", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

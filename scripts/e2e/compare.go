@@ -39,8 +39,11 @@ var ChapterClient = Client{QPS: 50, Burst: 100}
 // with upstream's weights, every node scored up to chapter 09
 // (percentageOfNodesToScore 100) and upstream's default search from chapter
 // 10 on (the scenarios have fewer than 100 nodes, so both search them all),
-// profile mini-scheduler, the given client QPS and burst. The chapters' own
-// plugins (NodeCost, Gang) have no upstream counterpart: scenarios that use
+// profile mini-scheduler, the given client QPS and burst. From chapter 11
+// on, GangScheduling too (at every extension point it has: PreEnqueue,
+// PlacementFeasible, Permit); kube-scheduler then needs the GenericWorkload
+// feature gate (upstreamFeatureGates). The chapters' own plugins
+// (NodeCost, 04-10's Gang) have no upstream counterpart: scenarios that use
 // them are not deterministic.
 func UpstreamConfig(chapter int, kubeconfig string, client Client) string {
 	var b strings.Builder
@@ -55,11 +58,11 @@ func UpstreamConfig(chapter int, kubeconfig string, client Client) string {
   plugins:
     multiPoint:
       disabled: [{name: "*"}]
-    queueSort:
+%s    queueSort:
       enabled: [{name: PrioritySort}]
     bind:
       enabled: [{name: DefaultBinder}]
-`, DefaultSchedulerName)
+`, DefaultSchedulerName, gangScheduling(chapter))
 	list := func(names []string) string {
 		var parts []string
 		for _, n := range names {
@@ -89,6 +92,27 @@ func UpstreamConfig(chapter int, kubeconfig string, client Client) string {
 	return b.String()
 }
 
+// gangScheduling is the multiPoint entry that enables GangScheduling, from
+// chapter 11 on.
+func gangScheduling(chapter int) string {
+	if chapter < PodGroupChapter {
+		return ""
+	}
+	return "      enabled: [{name: GangScheduling}]\n"
+}
+
+// upstreamFeatureGates is kube-scheduler's --feature-gates for a chapter:
+// OpportunisticBatching off, as the chapters have no batching, and from
+// chapter 11 on the GenericWorkload gate, without which kube-scheduler
+// v1.37.1 treats a pod group's members as single pods.
+func upstreamFeatureGates(chapter int) string {
+	gates := "--feature-gates=OpportunisticBatching=false"
+	if chapter >= PodGroupChapter {
+		gates += ",GenericWorkload=true"
+	}
+	return gates
+}
+
 // UpstreamDefaultsConfig is kube-scheduler's own default profile, answering
 // to the chapters' scheduler name, with the given client QPS and burst.
 func UpstreamDefaultsConfig(kubeconfig string, client Client) string {
@@ -115,7 +139,7 @@ leaderElection:
 func UpstreamScheduler(toolsDir, dir string, chapter int) (Scheduler, error) {
 	return upstreamScheduler(toolsDir, dir, fmt.Sprintf("kube-scheduler-%02d.yaml", chapter),
 		func(kubeconfig string) string { return UpstreamConfig(chapter, kubeconfig, ChapterClient) },
-		chapter, "kube-scheduler", "-v=2", "--vmodule=schedule_one=10", "--feature-gates=OpportunisticBatching=false")
+		chapter, "kube-scheduler", "-v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=10", upstreamFeatureGates(chapter))
 }
 
 // UpstreamBenchSchedulers returns kube-scheduler configured like chapter
@@ -126,7 +150,7 @@ func UpstreamScheduler(toolsDir, dir string, chapter int) (Scheduler, error) {
 func UpstreamBenchSchedulers(toolsDir, dir string, client Client) (like08, defaults Scheduler, err error) {
 	like08, err = upstreamScheduler(toolsDir, dir, "kube-scheduler-like-08.yaml",
 		func(kubeconfig string) string { return UpstreamConfig(8, kubeconfig, client) },
-		8, "kube-scheduler (like 08)", "--feature-gates=OpportunisticBatching=false")
+		8, "kube-scheduler (like 08)", upstreamFeatureGates(8))
 	if err != nil {
 		return
 	}
@@ -143,7 +167,7 @@ func UpstreamBenchSchedulers(toolsDir, dir string, client Client) (like08, defau
 func UpstreamBenchLike(toolsDir, dir string, chapter int, client Client) (Scheduler, error) {
 	return upstreamScheduler(toolsDir, dir, fmt.Sprintf("kube-scheduler-like-%02d.yaml", chapter),
 		func(kubeconfig string) string { return UpstreamConfig(chapter, kubeconfig, client) },
-		chapter, fmt.Sprintf("kube-scheduler (like %02d)", chapter), "--feature-gates=OpportunisticBatching=false")
+		chapter, fmt.Sprintf("kube-scheduler (like %02d)", chapter), upstreamFeatureGates(chapter))
 }
 
 // UpstreamQuality returns kube-scheduler with its defaults (like 0) or
@@ -156,7 +180,7 @@ func UpstreamQuality(toolsDir, dir string, like int, strategy string, client Cli
 	label, flags := "kube-scheduler (defaults)", []string(nil)
 	if like > 0 {
 		config = func(kubeconfig string) string { return UpstreamConfig(like, kubeconfig, client) }
-		label, flags = fmt.Sprintf("kube-scheduler (like %02d)", like), []string{"--feature-gates=OpportunisticBatching=false"}
+		label, flags = fmt.Sprintf("kube-scheduler (like %02d)", like), []string{upstreamFeatureGates(like)}
 	}
 	withStrategy := func(kubeconfig string) string {
 		c := config(kubeconfig)
@@ -195,7 +219,11 @@ func upstreamScheduler(toolsDir, dir, file string, config func(kubeconfig string
 }
 
 var (
-	attemptLine = regexp.MustCompile(`"Attempting to schedule pod" pod="([^"]+)"`)
+	// A pod's cycle, or its turn in its pod group's cycle (chapter 11 and
+	// kube-scheduler log that at -v=4).
+	attemptLine = regexp.MustCompile(`"Attempting to schedule (?:pod|a pod belonging to a pod group)".*? pod="([^"]+)"`)
+	// A pod group's cycle, at -v=3: its members' cycle in chaos's logs.
+	groupAttemptLine = regexp.MustCompile(`"Attempting to schedule pod group".*? podGroup="([^"]+)"`)
 	scoreLine   = regexp.MustCompile(`"Calculated node's final score for pod" pod="([^"]+)" node="([^"]+)" score=(\d+)`)
 	feasible    = regexp.MustCompile(`"Scheduling decision" pod="([^"]+)".* feasibleNodes=(\d+)`)
 )

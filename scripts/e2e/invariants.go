@@ -228,6 +228,12 @@ func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []str
 		if p.Spec.NodeName != "" || p.Spec.SchedulerName != DefaultSchedulerName || len(p.Spec.SchedulingGates) > 0 || p.DeletionTimestamp != nil || exempt[name] {
 			continue
 		}
+		// From chapter 11 on a pod group's member may stay pending
+		// although it fits, if its gang as a whole does not: the gangs'
+		// own invariant (checkGangs) judges them.
+		if p.Spec.SchedulingGroup != nil && ru.sched.Chapter >= PodGroupChapter {
+			continue
+		}
 		for i := range nodeList.Items {
 			n := &nodeList.Items[i]
 			if staticFit(p, n) != "" {

@@ -21,6 +21,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -253,6 +254,18 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 		}
 		if ru.r.OnePodPerStep && ru.proc != nil {
 			return ru.waitFor(ctx, &Wait{Pods: created, Decided: true})
+		}
+	case st.CreatePodGroups != nil:
+		for _, spec := range st.CreatePodGroups {
+			pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ru.ns, Name: spec.Name}}
+			if spec.MinCount > 0 {
+				pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: spec.MinCount}
+			} else {
+				pg.Spec.SchedulingPolicy.Basic = &schedulingv1beta1.BasicSchedulingPolicy{}
+			}
+			if _, err := client.SchedulingV1beta1().PodGroups(ru.ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating pod group %s: %w", spec.Name, err)
+			}
 		}
 	case st.CreatePriorityClasses != nil:
 		for _, pc := range st.CreatePriorityClasses {
@@ -734,6 +747,9 @@ func makePod(ns, name string, spec PodSpec) *v1.Pod {
 	}
 	for _, g := range spec.SchedulingGates {
 		pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: g})
+	}
+	if spec.PodGroup != "" {
+		pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &spec.PodGroup}
 	}
 	return pod
 }

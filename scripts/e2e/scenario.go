@@ -32,6 +32,10 @@ type Scenario struct {
 	// FirstChapter is the first chapter that must pass the scenario; every
 	// later chapter must pass it too.
 	FirstChapter int `json:"firstChapter"`
+	// LastChapter, when set, is the last chapter that must pass it: a later
+	// chapter no longer has what the scenario shows (chapter 11 replaces
+	// the label gang gate of 04-10 with pod groups).
+	LastChapter int `json:"lastChapter,omitempty"`
 	// Deterministic marks scenarios with exactly one right placement for
 	// every pod, which `make compare` replays against kube-scheduler.
 	Deterministic bool `json:"deterministic,omitempty"`
@@ -50,6 +54,9 @@ type Step struct {
 	StartScheduler *struct{}  `json:"startScheduler,omitempty"`
 	CreateNodes    []NodeSpec `json:"createNodes,omitempty"`
 	CreatePods     []PodSpec  `json:"createPods,omitempty"`
+	// CreatePodGroups creates PodGroups of the Workload API
+	// (scheduling.k8s.io/v1beta1), which pods name in podGroup.
+	CreatePodGroups []PodGroupSpec `json:"createPodGroups,omitempty"`
 	// CreatePriorityClasses creates PriorityClasses, removed after the
 	// scenario.
 	CreatePriorityClasses []PriorityClassSpec `json:"createPriorityClasses,omitempty"`
@@ -98,6 +105,15 @@ type PodSpec struct {
 	Tolerations       []v1.Toleration   `json:"tolerations,omitempty"`
 	PriorityClassName string            `json:"priorityClassName,omitempty"`
 	SchedulingGates   []string          `json:"schedulingGates,omitempty"`
+	// PodGroup names the pod's PodGroup (spec.schedulingGroup).
+	PodGroup string `json:"podGroup,omitempty"`
+}
+
+// PodGroupSpec is a PodGroup: a gang of minCount, or with minCount 0 the
+// basic policy (no minimum).
+type PodGroupSpec struct {
+	Name     string `json:"name"`
+	MinCount int32  `json:"minCount,omitempty"`
 }
 
 // PriorityClassSpec is a PriorityClass.
@@ -178,8 +194,17 @@ const PreemptionChapter = 9
 // it has found enough feasible nodes (percentageOfNodesToScore).
 const SearchChapter = 10
 
+// PodGroupChapter is the first chapter whose scheduler schedules pod
+// groups of the Workload API (spec.schedulingGroup) together.
+const PodGroupChapter = 11
+
 // LastChapter is the newest chapter a scenario may name.
-const LastChapter = 10
+const LastChapter = 11
+
+// AppliesTo says whether the chapter must pass the scenario.
+func (s *Scenario) AppliesTo(chapter int) bool {
+	return s.FirstChapter <= chapter && (s.LastChapter == 0 || chapter <= s.LastChapter)
+}
 
 // For returns the condition a scheduler of the chapter sets: the message
 // with the preemption verdict appended from PreemptionChapter on.
@@ -347,6 +372,9 @@ func (s *Scenario) validate() error {
 	if s.FirstChapter < 1 || s.FirstChapter > LastChapter {
 		return fmt.Errorf("firstChapter is %d, want 1 to %d", s.FirstChapter, LastChapter)
 	}
+	if s.LastChapter != 0 && (s.LastChapter < s.FirstChapter || s.LastChapter >= LastChapter) {
+		return fmt.Errorf("lastChapter is %d, want %d to %d, or none", s.LastChapter, s.FirstChapter, LastChapter-1)
+	}
 	if len(s.Steps) == 0 {
 		return errors.New("steps are missing")
 	}
@@ -419,6 +447,11 @@ func (s *Scenario) validate() error {
 				return fmt.Errorf("step %d: priority class %s: preemptionPolicy %q, want Never or PreemptLowerPriority", i+1, pc.Name, pc.PreemptionPolicy)
 			}
 		}
+		for _, pg := range st.CreatePodGroups {
+			if !dnsLabel.MatchString(pg.Name) || pg.MinCount < 0 {
+				return fmt.Errorf("step %d: a PodGroup needs a DNS-label name and minCount >= 0", i+1)
+			}
+		}
 		for _, pdb := range st.CreatePodDisruptionBudgets {
 			if pdb.Name == "" || len(pdb.MatchLabels) == 0 || pdb.DisruptionsAllowed < 0 {
 				return fmt.Errorf("step %d: a PodDisruptionBudget needs a name, matchLabels and disruptionsAllowed >= 0", i+1)
@@ -445,14 +478,17 @@ func (s *Scenario) validate() error {
 	}
 	if s.Deterministic {
 		// make compare creates pods one per step, each waiting for its
-		// Binding, so both schedulers see the same cluster for every pod.
+		// Binding, so both schedulers see the same cluster for every pod. A
+		// pod group is scheduled as one, so its members come in one step.
 		for i, st := range s.Steps {
 			n := 0
+			groups := map[string]bool{}
 			for _, ps := range st.CreatePods {
 				n += len(expand(ps.Name, ps.Count))
+				groups[ps.PodGroup] = true
 			}
-			if n > 1 {
-				return fmt.Errorf("step %d creates %d pods; a deterministic scenario creates one pod per step", i+1, n)
+			if n > 1 && (len(groups) != 1 || groups[""]) {
+				return fmt.Errorf("step %d creates %d pods; a deterministic scenario creates one pod, or the members of one pod group, per step", i+1, n)
 			}
 		}
 	}

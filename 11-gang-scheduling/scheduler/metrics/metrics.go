@@ -94,6 +94,18 @@ func UnschedulablePods() metrics.GaugeMetric {
 	return pendingPods.With(metrics.Labels{"queue": "unschedulable"})
 }
 
+// IncompletePodGroupPods is the pending_pods gauge of the pod group members
+// that wait for their PodGroup, as upstream's of the same name.
+func IncompletePodGroupPods() metrics.GaugeMetric {
+	return pendingPods.With(metrics.Labels{"queue": "incomplete"})
+}
+
+// PendingPodGroupPods is the pending_pods gauge of the members that wait
+// for their group's scheduling cycle to end, as upstream's of the same name.
+func PendingPodGroupPods() metrics.GaugeMetric {
+	return pendingPods.With(metrics.Labels{"queue": "pending"})
+}
+
 var registerOnce sync.Once
 
 // Register adds the scheduler's metrics to the legacy registry that /metrics

@@ -129,6 +129,11 @@ func TestPodGroups(t *testing.T) {
 		t.Fatalf("members bound with room for three of four (-want, +got):\n%s", diff)
 	}
 	for i := range 4 {
+		if codes := counter.get()[ns+"/"+podName("four", i)]; len(codes) != 0 {
+			t.Errorf("%s got Binding requests %v with room for three of four", podName("four", i), codes)
+		}
+	}
+	for i := range 4 {
 		p := getPod(ctx, t, admin, ns, podName("four", i))
 		c := podScheduled(p)
 		if c == nil || c.Status != v1.ConditionFalse || c.Reason != v1.PodReasonUnschedulable {
@@ -156,8 +161,17 @@ func TestPodGroups(t *testing.T) {
 	if _, err := admin.CoreV1().Nodes().Create(ctx, withCPU(node("node-e"), "2"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createGroup("red", 2, 2, "1")
-	createGroup("blue", 2, 2, "1")
+	// Both PodGroups first, then their members in turn, so that both
+	// gangs are complete in the queue at about the same time.
+	for _, g := range []string{"red", "blue"} {
+		if _, err := admin.SchedulingV1beta1().PodGroups(ns).Create(ctx, gang(ns, g, 2), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		createPod(ctx, t, admin, member(ns, "red", i, "1"))
+		createPod(ctx, t, admin, member(ns, "blue", i, "1"))
+	}
 	waitFor(ctx, t, "one of the competing gangs to be bound", func() (bool, error) {
 		return len(bound(ctx, t, admin, ns, "red"))+len(bound(ctx, t, admin, ns, "blue")) == 2, nil
 	})
@@ -167,6 +181,15 @@ func TestPodGroups(t *testing.T) {
 	red, blue := len(bound(ctx, t, admin, ns, "red")), len(bound(ctx, t, admin, ns, "blue"))
 	if !(red == 2 && blue == 0 || red == 0 && blue == 2) {
 		t.Errorf("competing gangs: red has %d of 2 bound, blue %d of 2; want one whole and the other none", red, blue)
+	}
+	loser := "blue"
+	if red == 0 {
+		loser = "red"
+	}
+	for i := range 2 {
+		if codes := counter.get()[ns+"/"+podName(loser, i)]; len(codes) != 0 {
+			t.Errorf("%s of the gang that lost got Binding requests %v", podName(loser, i), codes)
+		}
 	}
 
 	// A gang of three whose third member comes later: no cycle until then.
@@ -187,8 +210,8 @@ func TestPodGroups(t *testing.T) {
 		}
 		return parked >= 2, nil
 	})
-	if diff := cmp.Diff(0, groupCycles(logs, ns, "late")); diff != "" {
-		t.Errorf("pod-group cycles of the incomplete gang (-want, +got):\n%s", diff)
+	if diff := cmp.Diff([3]int{0, 0, 0}, [3]int{groupCycles(logs, ns, "late"), decisions(logs, ns+"/late-00"), decisions(logs, ns+"/late-01")}); diff != "" {
+		t.Errorf("pod-group cycles of the incomplete gang, and its members' decisions (-want, +got):\n%s", diff)
 	}
 	createPod(ctx, t, admin, member(ns, "late", 2, "1"))
 	waitFor(ctx, t, "the completed gang to be bound", func() (bool, error) {

@@ -3,7 +3,9 @@
 // upstream scheduler_perf measures it, the raw bind ceiling, the attempts
 // each queue wastes on the requeue workload, and from chapter 09 on
 // scheduler_perf's PreemptionBasic and PreemptionAsync beside kube-scheduler
-// configured like 09. It prints the tables,
+// configured like 09, and from chapter 11 on scheduler_perf's
+// GangScheduling beside kube-scheduler configured like 11. It prints the
+// tables,
 // writes the runs to JSON, and with --docs regenerates docs/benchmarks.md.
 //
 //	go run ./scripts/cmd/bench                    # defaults, a few minutes
@@ -47,6 +49,7 @@ type options struct {
 	basic                      bench.Config
 	requeue                    bench.RequeueConfig
 	preemption                 bench.PreemptionConfig
+	gang                       bench.GangConfig
 	runs                       int
 	tiny, docs                 bool
 	// preemptionOnly runs only PreemptionBasic and PreemptionAsync, and
@@ -68,8 +71,11 @@ func run() error {
 		requeue: bench.RequeueConfig{Nodes: 10, Pods: 100, Rounds: 5, Pause: time.Second, Cap: time.Minute},
 		// scheduler_perf's 500Nodes and 1000Nodes, scaled to this cluster.
 		preemption: bench.PreemptionConfig{Nodes: 100, Pods: 100, AsyncNodes: 500, AsyncPods: 1000, Interval: 200 * time.Millisecond, Cap: time.Minute},
-		runs:       3,
-		profile:    8,
+		// scheduler_perf's 5000Nodes_1000Gangs_3000Pods, scaled to this
+		// cluster as SchedulingBasic is.
+		gang:    bench.GangConfig{Nodes: 100, Groups: 200, PodsPerGroup: 3, Cap: time.Minute},
+		runs:    3,
+		profile: 8,
 	}
 	flag.StringVar(&o.root, "root", ".", "repository root")
 	flag.StringVar(&o.tools, "tools", ".cache/tools", "tools directory (see scripts/build-tools.sh)")
@@ -88,6 +94,9 @@ func run() error {
 	flag.IntVar(&o.preemption.Pods, "preemption-pods", o.preemption.Pods, "PreemptionBasic: measured pods, each a preemptor (at most one per node)")
 	flag.IntVar(&o.preemption.AsyncNodes, "async-nodes", o.preemption.AsyncNodes, "PreemptionAsync: nodes, each with four low-priority pods")
 	flag.IntVar(&o.preemption.AsyncPods, "async-pods", o.preemption.AsyncPods, "PreemptionAsync: measured pods of 100m (at most four per node)")
+	flag.IntVar(&o.gang.Nodes, "gang-nodes", o.gang.Nodes, "GangScheduling: nodes")
+	flag.IntVar(&o.gang.Groups, "gangs", o.gang.Groups, "GangScheduling: pod groups, each a gang")
+	flag.IntVar(&o.gang.PodsPerGroup, "pods-per-gang", o.gang.PodsPerGroup, "GangScheduling: members of each gang, and its minCount")
 	flag.IntVar(&o.runs, "runs", o.runs, "runs of everything; the report takes the median")
 	flag.IntVar(&o.profile, "profile", o.profile, "chapter to profile in one more SchedulingBasic run (pprof -top goes to the report); 0 for none")
 	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
@@ -106,14 +115,16 @@ func run() error {
 		o.basic = bench.Config{Nodes: 3, InitPods: 3, Pods: 20, Cap: time.Minute, QPS: o.basic.QPS, Burst: o.basic.Burst}
 		o.requeue = bench.RequeueConfig{Nodes: 2, Pods: 10, Rounds: 2, Pause: 500 * time.Millisecond, Cap: time.Minute}
 		o.preemption = bench.PreemptionConfig{Nodes: 3, Pods: 3, AsyncNodes: 3, AsyncPods: 6, Interval: 200 * time.Millisecond, Cap: time.Minute}
+		o.gang = bench.GangConfig{Nodes: 3, Groups: 4, PodsPerGroup: 3, Cap: time.Minute}
 		o.runs = 1
 		if o.docs {
 			return fmt.Errorf("--tiny and --docs: a tiny run's figures are not for the docs")
 		}
 	}
 	if o.basic.Nodes < 1 || o.basic.InitPods < 0 || o.basic.Pods < 1 || o.basic.Cap <= 0 || o.basic.QPS <= 0 || o.basic.Burst < 1 ||
-		o.requeue.Nodes < 1 || o.requeue.Pods < 1 || o.requeue.Rounds < 0 || o.runs < 1 || o.preemption.Nodes < 1 || o.preemption.Pods < 1 || o.preemption.AsyncNodes < 1 || o.preemption.AsyncPods < 1 {
-		return fmt.Errorf("need --nodes, --pods, --requeue-nodes, --requeue-pods, --preemption-nodes, --preemption-pods, --runs, --qps and --burst ≥ 1, --init-pods and --rounds ≥ 0, --cap > 0")
+		o.requeue.Nodes < 1 || o.requeue.Pods < 1 || o.requeue.Rounds < 0 || o.runs < 1 || o.preemption.Nodes < 1 || o.preemption.Pods < 1 || o.preemption.AsyncNodes < 1 || o.preemption.AsyncPods < 1 ||
+		o.gang.Nodes < 1 || o.gang.Groups < 1 || o.gang.PodsPerGroup < 1 {
+		return fmt.Errorf("need --nodes, --pods, --requeue-nodes, --requeue-pods, --preemption-nodes, --preemption-pods, --gang-nodes, --gangs, --pods-per-gang, --runs, --qps and --burst ≥ 1, --init-pods and --rounds ≥ 0, --cap > 0")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -165,7 +176,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	}
 	client := e2e.Client{QPS: o.basic.QPS, Burst: o.basic.Burst}
 	rate := []string{fmt.Sprintf("--kube-api-qps=%g", client.QPS), fmt.Sprintf("--kube-api-burst=%d", client.Burst)}
-	var basicTargets, requeueTargets, preemptionTargets []bench.Target
+	var basicTargets, requeueTargets, preemptionTargets, gangTargets []bench.Target
 	var profiled *bench.Target
 	var profiledBin string
 	if !o.preemptionOnly && !o.basicOnly {
@@ -206,6 +217,16 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		if c.Number >= e2e.PreemptionChapter && !o.basicOnly {
 			preemptionTargets = append(preemptionTargets, t)
 		}
+		if c.Number >= e2e.PodGroupChapter && !o.basicOnly {
+			gangTargets = append(gangTargets, t)
+		}
+	}
+	if len(gangTargets) > 0 {
+		like11, err := e2e.UpstreamBenchLike(o.tools, dir, e2e.PodGroupChapter, client)
+		if err != nil {
+			return nil, nil, err
+		}
+		gangTargets = append(gangTargets, bench.Target{Name: like11.Label, Sched: &like11})
 	}
 	if len(preemptionTargets) > 0 {
 		like09, err := e2e.UpstreamBenchLike(o.tools, dir, e2e.PreemptionChapter, client)
@@ -253,7 +274,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	cl.Config.QPS, cl.Config.Burst = 5000, 5000
 	env := &bench.Env{Cluster: cl, Client: kubernetes.NewForConfigOrDie(cl.Config), LogDir: dir}
 
-	rep := &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue, Preemption: o.preemption}
+	rep := &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue, Preemption: o.preemption, Gang: o.gang}
 	for run := 1; run <= o.runs; run++ {
 		var basic []bench.Result
 		for _, t := range basicTargets {
@@ -291,6 +312,18 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 				*w.runs = append(*w.runs, results)
 			}
 		}
+		var gang []bench.Result
+		for _, t := range gangTargets {
+			fmt.Fprintf(os.Stderr, "run %d/%d: GangScheduling, %s\n", run, o.runs, t.Name)
+			r, err := env.RunGangScheduling(ctx, t, o.gang, run)
+			if err != nil {
+				return nil, nil, fmt.Errorf("GangScheduling, %s: %w (logs in %s)", t.Name, err, dir)
+			}
+			gang = append(gang, r)
+		}
+		if len(gang) > 0 {
+			rep.GangRuns = append(rep.GangRuns, gang)
+		}
 	}
 	var top []byte
 	if profiled != nil && !o.preemptionOnly {
@@ -316,6 +349,10 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		bench.MedianPhases(rep.PreemptionBasicRuns, rep.PreemptionBasicMedian)
 		bench.MedianPhases(rep.PreemptionAsyncRuns, rep.PreemptionAsyncMedian)
 		rep.Targets = append(rep.Targets, bench.JudgePreemption(rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian, chapterDir(chapters, e2e.PreemptionChapter))...)
+	}
+	if len(gangTargets) > 0 {
+		rep.GangMedian = bench.MedianBasic(rep.GangRuns)
+		rep.Targets = append(rep.Targets, bench.JudgeGang(rep.GangMedian, chapterDir(chapters, e2e.PodGroupChapter), gangTargets[len(gangTargets)-1].Name))
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -375,6 +412,19 @@ func printReport(rep *bench.Report) {
 			fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%.1f", r.CPUSeconds), ph[0], ph[1], ph[2], ph[3])
 		}
 	}
+	if len(rep.GangMedian) > 0 {
+		fmt.Printf("GangScheduling: %d nodes, %d gangs of %d pods (minCount %d); median of %d runs\n", rep.Gang.Nodes, rep.Gang.Groups, rep.Gang.PodsPerGroup, rep.Gang.PodsPerGroup, rep.Runs)
+		row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s %8s\n"
+		fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS", "CPU S")
+		for _, r := range rep.GangMedian {
+			secs := fmt.Sprintf("%.1f", r.Seconds)
+			if r.DNF {
+				secs = "DNF"
+			}
+			fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Throughput.Perc50), fmt.Sprintf("%.1f", r.Throughput.Perc90),
+				fmt.Sprintf("%.1f", r.Throughput.Perc99), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%d MiB", r.PeakRSS>>20), fmt.Sprintf("%.1f", r.CPUSeconds))
+		}
+	}
 	for _, c := range rep.Targets {
 		met := "MISSED"
 		if c.Met {
@@ -411,6 +461,11 @@ func checkTiny(rep *bench.Report, top []byte) error {
 			}
 		}
 	}
+	for _, r := range rep.GangMedian {
+		if pods := rep.Gang.Groups * rep.Gang.PodsPerGroup; r.DNF || r.Scheduled != pods || r.Overall <= 0 {
+			problems = append(problems, fmt.Sprintf("GangScheduling, %s: %d of %d pods scheduled, %.1f pods/s overall", r.Name, r.Scheduled, pods, r.Overall))
+		}
+	}
 	for _, r := range rep.RequeueMedian {
 		if r.DNF || r.Bound != r.Pods || r.Attempts < 2*r.Pods {
 			problems = append(problems, fmt.Sprintf("requeue, %s: %d of %d bound in %d attempts", r.Name, r.Bound, r.Pods, r.Attempts))
@@ -429,6 +484,10 @@ func checkTiny(rep *bench.Report, top []byte) error {
 // docs/benchmarks.md that embed it.
 func writeDocs(root string, rep *bench.Report, top []byte) error {
 	dir := filepath.Join(root, "docs", "data")
+	if len(gangTargets) > 0 {
+		rep.GangMedian = bench.MedianBasic(rep.GangRuns)
+		rep.Targets = append(rep.Targets, bench.JudgeGang(rep.GangMedian, chapterDir(chapters, e2e.PodGroupChapter), gangTargets[len(gangTargets)-1].Name))
+	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err

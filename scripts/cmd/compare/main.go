@@ -65,7 +65,7 @@ func run() error {
 			return err
 		}
 		for _, sc := range h.Scenarios {
-			if sc.Deterministic && sc.FirstChapter <= c.Number {
+			if sc.Deterministic && sc.AppliesTo(c.Number) {
 				jobs = append(jobs, job{ours, upstream, c.Dir, sc})
 			}
 		}

@@ -56,7 +56,7 @@ func run() error {
 	for _, c := range h.Chapters {
 		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], fmt.Sprintf("-v=%d", *verbosity)}}
 		for _, sc := range h.Scenarios {
-			if sc.FirstChapter <= c.Number {
+			if sc.AppliesTo(c.Number) {
 				jobs = append(jobs, job{sched, c.Dir, sc})
 			}
 		}

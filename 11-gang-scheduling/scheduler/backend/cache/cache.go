@@ -121,7 +121,7 @@ func (c *Cache) addPodLocked(pod *v1.Pod, assume bool) {
 		return
 	}
 	if assume {
-		c.podGroupStateFor(pod).update(func(d *podGroupStateData) { d.assumePod(pod) })
+		c.assumePodGroupMemberLocked(pod)
 		return
 	}
 	c.podGroupStateFor(pod).update(func(d *podGroupStateData) { d.addPod(pod) })
@@ -458,6 +458,22 @@ func (c *Cache) podGroupStateFor(pod *v1.Pod) *podGroupState {
 		c.podGroupStates[key] = s
 	}
 	return s
+}
+
+// assumePodGroupMemberLocked marks a member assumed in its group's state.
+// A member of a group the cache has no state for (its pending add was not
+// seen) joins a new state, as upstream's assumePodGroupMember does; one
+// the state no longer knows (deleted meanwhile) is not brought back. The
+// caller holds the lock.
+func (c *Cache) assumePodGroupMemberLocked(pod *v1.Pod) {
+	key := podGroupKeyForPod(pod)
+	s, ok := c.podGroupStates[key]
+	if !ok {
+		s = newPodGroupState()
+		s.allPods[pod.UID] = pod
+		c.podGroupStates[key] = s
+	}
+	s.update(func(d *podGroupStateData) { d.assumePod(pod) })
 }
 
 // removePodGroupMemberLocked takes a pod out of its group, and forgets the

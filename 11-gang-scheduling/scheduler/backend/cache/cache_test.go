@@ -10,11 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
 func node(name string) *v1.Node {
@@ -431,5 +434,124 @@ func TestRemovePodFromTombstone(t *testing.T) {
 				t.Errorf("snapshot (-want, +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// member returns pod name of pod group g, on nodeName ("" for pending).
+func member(name, g, nodeName string) *v1.Pod {
+	p := pod(name, nodeName)
+	p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &g}
+	return p
+}
+
+// groupCounts is what a pod group state says: all members, unscheduled,
+// assumed, bound.
+func groupCounts(t *testing.T, s fwk.PodGroupState) [4]int {
+	t.Helper()
+	return [4]int{s.AllPodsCount(), len(s.UnscheduledPods()), s.AssumedPods().Len(), s.AssignedPods().Len()}
+}
+
+// TestPodGroupState follows a gang's members through the cache: pending
+// (AddPodGroupMember), assumed, confirmed by the informer, forgotten,
+// deleted; and the state outlives its PodGroup object while members
+// remain.
+func TestPodGroupState(t *testing.T) {
+	c := New()
+	l := logger(t)
+	c.AddNode(l, node("n"))
+	c.AddPodGroup(&schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}})
+	a, b, cc := member("a", "g", ""), member("b", "g", ""), member("c", "g", "")
+	for _, p := range []*v1.Pod{a, b, cc} {
+		c.AddPodGroupMember(p)
+	}
+	state := func() fwk.PodGroupState {
+		s, err := c.PodGroupStates().Get("ns", "g")
+		must(t, err)
+		return s
+	}
+	steps := []struct {
+		name string
+		op   func()
+		want [4]int
+	}{
+		{name: "three pending members", op: func() {}, want: [4]int{3, 3, 0, 0}},
+		{name: "a and b assumed", op: func() {
+			must(t, c.AssumePod(member("a", "g", "n")))
+			must(t, c.AssumePod(member("b", "g", "n")))
+		}, want: [4]int{3, 1, 2, 0}},
+		{name: "a confirmed by the informer", op: func() { must(t, c.AddPod(l, member("a", "g", "n"))) }, want: [4]int{3, 1, 1, 1}},
+		{name: "b forgotten: pending again", op: func() { must(t, c.ForgetPod(l, member("b", "g", "n"))) }, want: [4]int{3, 2, 0, 1}},
+		{name: "c assumed, then deleted while assumed", op: func() {
+			must(t, c.AssumePod(member("c", "g", "n")))
+			must(t, c.RemoveAssumedPod(l, member("c", "g", "n")))
+		}, want: [4]int{2, 1, 0, 1}},
+		{name: "b deleted while pending", op: func() { c.RemovePodGroupMember(b) }, want: [4]int{1, 0, 0, 1}},
+	}
+	for _, st := range steps {
+		st.op()
+		if diff := cmp.Diff(st.want, groupCounts(t, state())); diff != "" {
+			t.Errorf("%s: all, unscheduled, assumed, bound (-want, +got):\n%s", st.name, diff)
+		}
+	}
+	// The PodGroup goes; the state stays for its bound member, and goes
+	// with it.
+	c.RemovePodGroup(l, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}})
+	if _, err := c.PodGroups().Get("ns", "g"); err == nil {
+		t.Error("the PodGroup is still listed after its removal")
+	}
+	if diff := cmp.Diff([4]int{1, 0, 0, 1}, groupCounts(t, state())); diff != "" {
+		t.Errorf("the state without its PodGroup (-want, +got):\n%s", diff)
+	}
+	must(t, c.RemovePod(l, member("a", "g", "n")))
+	if _, err := c.PodGroupStates().Get("ns", "g"); err == nil {
+		t.Error("the state outlived its PodGroup and its last member")
+	}
+}
+
+// TestSnapshotAssumePod: a pod-group cycle assumes members in the snapshot
+// only, each seeing the ones before it, and undoes them the last first;
+// the NodeInfos keep their generation, so the next UpdateSnapshot still
+// copies what the cache changed, and the cache never saw the simulation.
+func TestSnapshotAssumePod(t *testing.T) {
+	c := New()
+	l := logger(t)
+	c.AddNode(l, node("n"))
+	c.AddPodGroup(&schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}})
+	a, b := member("a", "g", ""), member("b", "g", "")
+	c.AddPodGroupMember(a)
+	c.AddPodGroupMember(b)
+	snap := fresh(t, c)
+	generation := snap.nodeInfoMap["n"].Generation
+	assume := func(p *v1.Pod) {
+		t.Helper()
+		pi, err := framework.NewPodInfo(member(p.Name, "g", "n"))
+		must(t, err)
+		must(t, snap.AssumePod(pi))
+	}
+	assume(a)
+	assume(b)
+	pgs, err := snap.PodGroupStates().Get("ns", "g")
+	must(t, err)
+	got := [3]any{view(snap)["n"], pgs.ScheduledPodsCount(), snap.nodeInfoMap["n"].Generation == generation}
+	if diff := cmp.Diff([3]any{[]string{"a", "b"}, 2, true}, got); diff != "" {
+		t.Errorf("pods on n, the group's scheduled members, and whether n kept its generation, after two assumes (-want, +got):\n%s", diff)
+	}
+	if err := snap.ForgetPod(l, member("a", "g", "n")); err == nil {
+		t.Error("forgetting a before b, the last assumed, did not fail")
+	}
+	must(t, snap.ForgetPod(l, member("b", "g", "n")))
+	must(t, snap.ForgetPod(l, member("a", "g", "n")))
+	got = [3]any{view(snap)["n"], pgs.ScheduledPodsCount(), snap.nodeInfoMap["n"].Generation == generation}
+	if diff := cmp.Diff([3]any{[]string{}, 0, true}, got); diff != "" {
+		t.Errorf("after both are forgotten (-want, +got):\n%s", diff)
+	}
+	if pods, assumed := c.Dump(); len(pods)+len(assumed) != 0 {
+		t.Errorf("the cache holds %d pods, %d assumed: the simulation reached it", len(pods), len(assumed))
+	}
+	// A change in the cache still reaches the snapshot.
+	must(t, c.AssumePod(member("a", "g", "n")))
+	must(t, c.UpdateSnapshot(l, snap))
+	if diff := cmp.Diff([]string{"a"}, view(snap)["n"]); diff != "" {
+		t.Errorf("pods on n once the cache assumed a (-want, +got):\n%s", diff)
 	}
 }

@@ -613,14 +613,18 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	pInfo.Timestamp = p.clock.Now()
 	pInfo.BackoffExpiration = time.Time{}
 	if isPodGroupMember(pInfo.Pod) {
-		// Done first: the member may join its group's entity at once, and a
-		// group is popped only when none of its pods is in flight.
+		// Done first: the member may join its group's entity at once, and
+		// Pop drops from a group the members still in flight.
 		p.done(logger, pInfo.Pod.UID)
 		calledDone = true
 		p.addPodGroupMember(logger, pInfo, framework.ScheduleAttemptFailure)
 		return nil
 	}
-	p.lastPoppedEntityKey = ""
+	// The key of the last entity popped stays: this may be a binding
+	// goroutine's failure while a pod group is in its cycle, and the
+	// group's failing members must go on waiting in pendingPodGroupPods.
+	// (Upstream clears it here, clearPoppedEntity; Pop replaces it
+	// anyway.)
 	if p.determineSchedulingHintForInFlightPod(logger, pInfo) == queueAfterBackoff {
 		if p.requeueEntity(logger, pInfo, queueAfterBackoff, framework.ScheduleAttemptFailure) == activeQ {
 			p.cond.Broadcast()
@@ -655,20 +659,20 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 func (p *PriorityQueue) AddAttemptedPodGroupIfNeeded(logger klog.Logger, pgInfo *framework.QueuedPodGroupInfo, podSchedulingCycle int64, status *fwk.Status) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	key := queuedEntityKeyFunc(pgInfo)
-	if _, ok := p.unschedulableEntities[key]; ok {
-		return fmt.Errorf("pod group %v is already present in the unschedulable pool", klog.KObj(pgInfo))
-	}
-	if p.activeQ.Has(pgInfo) {
-		return fmt.Errorf("pod group %v is already present in the active queue", klog.KObj(pgInfo))
-	}
-	if p.backoffQ.queue.Has(pgInfo) {
-		return fmt.Errorf("pod group %v is already present in the backoff queue", klog.KObj(pgInfo))
-	}
 	p.lastPoppedEntityKey = ""
 	pending := p.pendingPodGroupPods.clear(pgInfo.GetNamespace(), pgInfo.GetName())
+	defer p.updateMetrics()
 	if len(pending) == 0 {
 		return nil
+	}
+	if p.getEntityFromAnyQueue(pgInfo) != nil {
+		// An entity of the group is queued already: this should not
+		// happen, but if it does, the pending members join it rather
+		// than wait for ever.
+		for _, pInfo := range pending {
+			p.addToPodGroupIfExists(logger, pInfo, pgInfo, framework.ScheduleAttemptFailure)
+		}
+		return fmt.Errorf("pod group %v is already queued; its pending members joined it", klog.KObj(pgInfo))
 	}
 	failedInCycle := false
 	for _, pInfo := range pending {
@@ -783,7 +787,6 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 // freed. A pod group loses such members and is scheduled with the rest.
 //
 //workshop:part 06/1
-//workshop:part 11/1
 func (p *PriorityQueue) Pop(logger klog.Logger) (framework.QueuedEntityInfo, error) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -1393,12 +1396,14 @@ func (p *PriorityQueue) IncompletePodGroupPods() []*v1.Pod {
 	return p.incompletePodGroupPods.list()
 }
 
-// updateMetrics sets scheduler_pending_pods, counting pods, not entities.
-// Members held apart from their group count as unschedulable. The caller
-// holds the lock.
+// updateMetrics sets scheduler_pending_pods, counting pods, not entities;
+// the members held apart from their group have labels of their own,
+// incomplete and pending, as upstream's. The caller holds the lock.
 func (p *PriorityQueue) updateMetrics() {
 	metrics.ActivePods().Set(float64(p.activeQ.Size()))
 	metrics.BackoffPods().Set(float64(p.backoffQ.queue.Size()))
-	metrics.UnschedulablePods().Set(float64(p.unschedulablePodsCount + p.incompletePodGroupPods.len() + p.pendingPodGroupPods.len()))
+	metrics.UnschedulablePods().Set(float64(p.unschedulablePodsCount))
 	metrics.GatedPods().Set(float64(p.gatedPodsCount))
+	metrics.IncompletePodGroupPods().Set(float64(p.incompletePodGroupPods.len()))
+	metrics.PendingPodGroupPods().Set(float64(p.pendingPodGroupPods.len()))
 }

@@ -1511,8 +1511,42 @@ func TestPodGroupMetrics(t *testing.T) {
 	}
 	q.Add(logger, makeMember("orphan", "none"))
 	active, _ := testutil.GetGaugeMetricValue(metrics.ActivePods())
-	unschedulable, _ := testutil.GetGaugeMetricValue(metrics.UnschedulablePods())
-	if diff := cmp.Diff([2]float64{3, 1}, [2]float64{active, unschedulable}); diff != "" {
-		t.Errorf("pending_pods{active, unschedulable} (-want, +got):\n%s", diff)
+	incomplete, _ := testutil.GetGaugeMetricValue(metrics.IncompletePodGroupPods())
+	if diff := cmp.Diff([2]float64{3, 1}, [2]float64{active, incomplete}); diff != "" {
+		t.Errorf("pending_pods{active, incomplete} (-want, +got):\n%s", diff)
 	}
+}
+
+// TestSinglePodFailureDuringGroupCycle: a single pod's binding cycle may
+// fail while a pod group is in its scheduling cycle. That must not make
+// the group's failing members build a second entity of the group: they
+// wait in pendingPodGroupPods, and the group comes back whole when its
+// cycle ends.
+func TestSinglePodFailureDuringGroupCycle(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q.Add(logger, makePod("single", 0))
+	single := pop(t, logger, q)
+	q.AddPodGroup(logger, makePodGroup("g"))
+	q.Add(logger, makeMember("a", "g"))
+	q.Add(logger, makeMember("b", "g"))
+	pgInfo, _ := popGroup(t, logger, q)
+	fail(t, logger, q, single) // its binding failed, from its goroutine
+	pgInfo.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
+		fail(t, logger, q, pInfo, "Resources")
+		return true
+	})
+	if diff := cmp.Diff([]string{"a", "b"}, podNames(q.PendingPodGroupPods())); diff != "" {
+		t.Errorf("members waiting for their group's cycle to end (-want, +got):\n%s", diff)
+	}
+	if err := q.AddAttemptedPodGroupIfNeeded(logger, pgInfo, q.SchedulingCycle(), fwk.NewStatus(fwk.Unschedulable)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([3]string{backoffQ, backoffQ, backoffQ}, [3]string{where(q, "a"), where(q, "b"), where(q, "single")}); diff != "" {
+		t.Errorf("where a, b and single are (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(2, len(q.backoffQ.queue.List())); diff != "" {
+		t.Errorf("entities in backoffQ: the single pod and one group (-want, +got):\n%s", diff)
+	}
+	checkNoneInFlight(t, q)
 }

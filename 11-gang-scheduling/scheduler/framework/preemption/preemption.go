@@ -5,8 +5,10 @@
 // SelectCandidate, pickOneNodeForPreemption) here, the Executor of
 // executor.go in executor.go, and util.go's PDB counting in util.go.
 //
-// Left out, as the chapter's page says: pod groups as victims or preemptors
-// (podgrouppreemption.go, the Domain and Victim types of types.go),
+// Left out, as the chapters' pages say: pod groups as victims or
+// preemptors (podgrouppreemption.go, the Domain and Victim types of
+// types.go; from chapter 11 on a pod group's member is a victim on its own,
+// as upstream's is when its PodGroup's disruptionMode is single),
 // extenders (callExtenders), and custom ordering (OrderedScoreFuncs). The
 // dry runs run in parallel on the handle's Parallelizer, as upstream's do;
 // the executor still deletes a candidate's victims one by one, where

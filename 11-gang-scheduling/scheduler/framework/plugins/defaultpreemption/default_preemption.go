@@ -297,6 +297,12 @@ func (pl *DefaultPreemption) PodEligibleToPreemptOthers(_ context.Context, pod *
 // isPreemptionAllowed says whether the preemptor may evict the victim: only
 // a pod of strictly lower priority. Upstream adds an IsEligiblePod hook
 // here for custom rules; its default allows every such pod.
+//
+// A pod group's member is a victim like any pod, as upstream's is when its
+// PodGroup's disruptionMode is single, the default. With disruptionMode
+// all, upstream evicts the group whole, from every node it runs on
+// (getHighestAllAncestor and getCrossNodesVictims in
+// framework/preemption/types.go); this chapter leaves that out.
 func (pl *DefaultPreemption) isPreemptionAllowed(victim, preemptor *v1.Pod) bool {
 	return corev1helpers.PodPriority(victim) < corev1helpers.PodPriority(preemptor)
 }
