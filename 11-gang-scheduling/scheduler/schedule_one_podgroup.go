@@ -68,8 +68,9 @@ func (r *revertFns) revert() {
 //
 //workshop:part 11/2
 func (sched *Scheduler) scheduleOnePodGroup(ctx context.Context, pgInfo *framework.QueuedPodGroupInfo) {
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "podGroup", klog.KObj(pgInfo))
-	ctx = klog.NewContext(ctx, logger)
+	// The group's own lines name it; its members' lines name the pod
+	// first, then the group (memberContext), as the scripts read them.
+	logger := klog.FromContext(ctx)
 	if err := sched.cache.UpdateSnapshot(logger, sched.nodeInfoSnapshot); err != nil {
 		sched.handlePodGroupFailureBeforeScheduling(ctx, pgInfo, err)
 		return
@@ -91,12 +92,18 @@ func (sched *Scheduler) scheduleOnePodGroup(ctx context.Context, pgInfo *framewo
 		// Members that arrived while the others were skipped must not be
 		// left pending.
 		if err := sched.queue.AddAttemptedPodGroupIfNeeded(logger, pgInfo, sched.queue.SchedulingCycle(), fwk.NewStatus(fwk.Success)); err != nil {
-			logger.Error(err, "Failed to finish skipped pod group scheduling attempt")
+			logger.Error(err, "Failed to finish skipped pod group scheduling attempt", "podGroup", klog.KObj(pgInfo))
 		}
 		return
 	}
-	logger.V(3).Info("Attempting to schedule pod group", "pods", pgInfo.Size(), "attempt", pgInfo.Attempts)
+	logger.V(3).Info("Attempting to schedule pod group", "podGroup", klog.KObj(pgInfo), "pods", pgInfo.Size(), "attempt", pgInfo.Attempts)
 	sched.podGroupCycle(ctx, framework.NewCycleState(), pgInfo)
+}
+
+// memberContext returns ctx with a logger for one member: its lines name
+// the pod, then its group.
+func memberContext(ctx context.Context, pod *v1.Pod, pgInfo *framework.QueuedPodGroupInfo) context.Context {
+	return klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pod), "podGroup", klog.KObj(pgInfo)))
 }
 
 // reconcilePodGroupWithSnapshot replaces the entity's PodGroup with the
@@ -115,7 +122,7 @@ func (sched *Scheduler) reconcilePodGroupWithSnapshot(pgi *framework.PodGroupInf
 func (sched *Scheduler) handlePodGroupFailureBeforeScheduling(ctx context.Context, pgInfo *framework.QueuedPodGroupInfo, err error) {
 	logger := klog.FromContext(ctx)
 	pgInfo.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
-		sched.handleSchedulingFailure(ctx, pInfo, err, clearNominatedNode)
+		sched.handleSchedulingFailure(memberContext(ctx, pInfo.Pod, pgInfo), pInfo, err, clearNominatedNode)
 		return true
 	})
 	if pgInfo.PodGroup != nil {
@@ -127,7 +134,7 @@ func (sched *Scheduler) handlePodGroupFailureBeforeScheduling(ctx context.Contex
 		})
 	}
 	if err := sched.queue.AddAttemptedPodGroupIfNeeded(logger, pgInfo, sched.queue.SchedulingCycle(), fwk.AsStatus(err)); err != nil {
-		logger.Error(err, "Failed to add pod group back to scheduling queue")
+		logger.Error(err, "Failed to add pod group back to scheduling queue", "podGroup", klog.KObj(pgInfo))
 	}
 }
 
@@ -184,7 +191,7 @@ func (sched *Scheduler) skipPodGroupPodSchedule(ctx context.Context, pgInfo *fra
 	var skipped []*v1.Pod
 	pgInfo.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
 		if reason := sched.skipPodSchedule(pInfo.Pod); reason != "" {
-			logger.V(4).Info("Skipping pod", "pod", klog.KObj(pInfo.Pod), "reason", reason)
+			logger.V(4).Info("Skipping pod", "pod", klog.KObj(pInfo.Pod), "podGroup", klog.KObj(pgInfo), "reason", reason)
 			skipped = append(skipped, pInfo.Pod)
 		}
 		return true
@@ -276,7 +283,7 @@ func (sched *Scheduler) podGroupSchedulingDefaultAlgorithm(ctx context.Context, 
 	}
 	result.status = status
 	for _, pInfo := range queued {
-		podResult, revert := sched.podGroupPodSchedulingAlgorithm(ctx, podGroupCycleState, pInfo)
+		podResult, revert := sched.podGroupPodSchedulingAlgorithm(ctx, podGroupCycleState, pgInfo, pInfo)
 		result.podResults = append(result.podResults, podResult)
 		if revert != nil {
 			reverts = append(reverts, revert)
@@ -311,9 +318,9 @@ func (sched *Scheduler) podGroupSchedulingDefaultAlgorithm(ctx context.Context, 
 // for a member), and assumes it there in the snapshot. It returns the
 // member's result and the function that undoes the assume, or nil if the
 // member does not fit.
-func (sched *Scheduler) podGroupPodSchedulingAlgorithm(ctx context.Context, podGroupCycleState *framework.CycleState, pInfo *framework.QueuedPodInfo) (algorithmResult, func()) {
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pInfo.Pod))
-	ctx = klog.NewContext(ctx, logger)
+func (sched *Scheduler) podGroupPodSchedulingAlgorithm(ctx context.Context, podGroupCycleState *framework.CycleState, pgInfo *framework.QueuedPodGroupInfo, pInfo *framework.QueuedPodInfo) (algorithmResult, func()) {
+	ctx = memberContext(ctx, pInfo.Pod, pgInfo)
+	logger := klog.FromContext(ctx)
 	state := framework.NewCycleState()
 	podsToActivate := framework.NewPodsToActivate()
 	state.Write(framework.PodsToActivateKey, podsToActivate)
@@ -383,7 +390,7 @@ func completePodGroupAlgorithmResult(ctx context.Context, pgInfo *framework.Queu
 			err:            groupError(result.status),
 		})
 	}
-	klog.FromContext(ctx).V(5).Info("Pod group algorithm finished", "status", result.status, "pods", len(result.podResults))
+	klog.FromContext(ctx).V(5).Info("Pod group algorithm finished", "podGroup", klog.KObj(pgInfo), "status", result.status, "pods", len(result.podResults))
 	return result
 }
 
@@ -422,7 +429,7 @@ func (sched *Scheduler) submitPodGroupAlgorithmResult(ctx context.Context, pgInf
 	scheduled, unschedulable := 0, 0
 	for _, podResult := range result.podResults {
 		pInfo := podResult.podInfo
-		podCtx := klog.NewContext(ctx, klog.LoggerWithValues(logger, "pod", klog.KObj(pInfo.Pod)))
+		podCtx := memberContext(ctx, pInfo.Pod, pgInfo)
 		switch {
 		case result.status.IsSuccess() && podResult.err == nil:
 			// The binding cycle sees a single pod's state.
@@ -451,17 +458,17 @@ func (sched *Scheduler) submitPodGroupAlgorithmResult(ctx context.Context, pgInf
 	switch {
 	case result.status.IsSuccess():
 		condition = &metav1.Condition{Type: schedulingapi.PodGroupInitiallyScheduled, Status: metav1.ConditionTrue, Reason: "Scheduled", Message: result.status.Message()}
-		logger.V(2).Info("Successfully scheduled a pod group", "scheduledPods", scheduled, "unschedulablePods", unschedulable)
+		logger.V(2).Info("Successfully scheduled a pod group", "podGroup", klog.KObj(pgInfo), "scheduledPods", scheduled, "unschedulablePods", unschedulable)
 	case result.status.IsRejected():
 		condition = &metav1.Condition{Type: schedulingapi.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: schedulingapi.PodGroupReasonUnschedulable, Message: result.status.Message()}
-		logger.V(2).Info("Unable to schedule a pod group", "unschedulablePods", unschedulable, "err", result.status.Message())
+		logger.V(2).Info("Unable to schedule a pod group", "podGroup", klog.KObj(pgInfo), "unschedulablePods", unschedulable, "err", result.status.Message())
 	default:
 		condition = &metav1.Condition{Type: schedulingapi.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: schedulingapi.PodGroupReasonSchedulerError, Message: result.status.AsError().Error()}
-		logger.Error(result.status.AsError(), "Error scheduling pod group", "errorPods", len(result.podResults))
+		logger.Error(result.status.AsError(), "Error scheduling pod group", "podGroup", klog.KObj(pgInfo), "errorPods", len(result.podResults))
 	}
 	sched.updatePodGroupCondition(ctx, pgInfo.PodGroupInfo, condition)
 	if err := sched.queue.AddAttemptedPodGroupIfNeeded(logger, pgInfo, sched.queue.SchedulingCycle(), result.status); err != nil {
-		logger.Error(err, "Failed to add attempted pod group to scheduling queue")
+		logger.Error(err, "Failed to add attempted pod group to scheduling queue", "podGroup", klog.KObj(pgInfo))
 	}
 }
 
@@ -485,6 +492,6 @@ func (sched *Scheduler) updatePodGroupCondition(ctx context.Context, pgi *framew
 		return
 	}
 	if err := util.PatchPodGroupStatus(ctx, sched.client, pg.Name, pg.Namespace, &pg.Status, newStatus); err != nil {
-		klog.FromContext(ctx).Error(err, "Failed to update PodGroup status")
+		klog.FromContext(ctx).Error(err, "Failed to update PodGroup status", "podGroup", klog.KObj(pg))
 	}
 }

@@ -104,11 +104,15 @@ func gangScheduling(chapter int) string {
 // upstreamFeatureGates is kube-scheduler's --feature-gates for a chapter:
 // OpportunisticBatching off, as the chapters have no batching, and from
 // chapter 11 on the GenericWorkload gate, without which kube-scheduler
-// v1.37.1 treats a pod group's members as single pods.
+// v1.37.1 treats a pod group's members as single pods. From chapter 11 on,
+// NominatedNodeNameForExpectation (beta, on by default) is off too: it
+// sets the nominatedNodeName of a pod that is to wait at Permit (bindingCycle
+// in schedule_one.go), which a gang's members all do but the last, and the
+// chapters do not have it.
 func upstreamFeatureGates(chapter int) string {
 	gates := "--feature-gates=OpportunisticBatching=false"
 	if chapter >= PodGroupChapter {
-		gates += ",GenericWorkload=true"
+		gates += ",GenericWorkload=true,NominatedNodeNameForExpectation=false"
 	}
 	return gates
 }

@@ -484,10 +484,6 @@ func checkTiny(rep *bench.Report, top []byte) error {
 // docs/benchmarks.md that embed it.
 func writeDocs(root string, rep *bench.Report, top []byte) error {
 	dir := filepath.Join(root, "docs", "data")
-	if len(gangTargets) > 0 {
-		rep.GangMedian = bench.MedianBasic(rep.GangRuns)
-		rep.Targets = append(rep.Targets, bench.JudgeGang(rep.GangMedian, chapterDir(chapters, e2e.PodGroupChapter), gangTargets[len(gangTargets)-1].Name))
-	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
