@@ -19,7 +19,7 @@ import (
 const chaosGangSize = 3
 
 // gangBurstGap separates two bursts of a gang's Bindings: a pod-group
-// cycle sends its members' Bindings one after the other from their binding
+// cycle assumes its members one after the other and starts their binding
 // goroutines, within a fraction of a second; a later cycle, for members
 // that came back, starts after a backoff of a second or more.
 const gangBurstGap = 500 * time.Millisecond
@@ -53,19 +53,24 @@ func (c *chaos) createGangs(ctx context.Context, n int) error {
 	return nil
 }
 
-// checkGangs checks, from the audit log, that no gang was ever part bound
-// by the scheduler: each burst of a gang's accepted Bindings, with the
-// members still bound from earlier bursts, reaches minCount. A member that
-// the churn deleted after its binding (its node deleted, then PodGC) is not
-// the scheduler's doing, and no longer counts from its deletion on.
-//
-// Not yet right (work in progress): a member's Binding that fails while
-// the apiserver is down leaves its gang part bound until the member is
-// tried again, in kube-scheduler as here. The check must count the cycle's
-// decisions (the scheduler's "Successfully scheduled a pod group" lines),
-// not only the Bindings the apiserver accepted.
+// checkGangs checks that the scheduler never set out to bind part of a
+// gang. Its decisions are the Bindings it logged it was about to issue
+// ("Attempting to bind pod to node"), which include those that never
+// reached the apiserver (it was down) or that it refused (the pod was
+// deleted meanwhile). A gang's decisions come in bursts, one per pod-group
+// cycle that placed members: each burst, with the members still bound
+// from earlier ones, must reach minCount. The members still bound are read
+// from the audit log: the Bindings it accepted, less the pods deleted since
+// (by the churn, by PodGC, or as preemption victims, which a gang's
+// members are when their PodGroup's disruptionMode is single, the default).
+// A gang may so be left part bound, but never by the scheduler's choice.
 func (c *chaos) checkGangs() {
 	if len(c.gangs) == 0 {
+		return
+	}
+	_, binds, err := readChaosLog(c.report.Log, c.ns, c.podGroups())
+	if err != nil {
+		c.violate("reading the scheduler log: %v", err)
 		return
 	}
 	bindings, _, err := readAudit(c.r.Cluster.AuditLog, c.ns, c.start)
@@ -78,36 +83,43 @@ func (c *chaos) checkGangs() {
 		c.violate("reading the audit log: %v", err)
 		return
 	}
-	byGang := map[string][]binding{}
-	for _, b := range bindings {
-		pod := c.pods[b.Pod]
-		if b.Code >= 300 || pod == nil || pod.Spec.SchedulingGroup == nil {
-			continue
+	groupOf := c.podGroups()
+	decisions := map[string][]logBind{}
+	for _, b := range binds {
+		if g, ok := groupOf[b.Pod]; ok {
+			decisions[g] = append(decisions[g], b)
 		}
-		g := *pod.Spec.SchedulingGroup.PodGroupName
-		byGang[g] = append(byGang[g], b)
 	}
-	for _, g := range slices.Sorted(maps.Keys(byGang)) {
-		bs := byGang[g]
-		slices.SortFunc(bs, func(a, b binding) int { return a.At.Compare(b.At) })
-		var bound []binding // members bound by earlier bursts
-		for start := 0; start < len(bs); {
+	accepted := map[string][]binding{}
+	for _, b := range bindings {
+		if g, ok := groupOf[b.Pod]; ok && b.Code < 300 {
+			accepted[g] = append(accepted[g], b)
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(decisions)) {
+		ds := decisions[g]
+		slices.SortFunc(ds, func(a, b logBind) int { return a.At.Compare(b.At) })
+		for start := 0; start < len(ds); {
 			end := start + 1
-			for end < len(bs) && bs[end].At.Sub(bs[end-1].At) <= gangBurstGap {
+			for end < len(ds) && ds[end].At.Sub(ds[end-1].At) <= gangBurstGap {
 				end++
 			}
+			// Bound before the burst and not deleted by then. The log's
+			// clock and the apiserver's are the same machine's.
 			alive := 0
-			for _, b := range bound {
-				if at, ok := deleted[b.Pod]; !ok || at.After(bs[start].At) {
+			for _, b := range accepted[g] {
+				if !b.At.Before(ds[start].At) {
+					continue
+				}
+				if at, ok := deleted[b.Pod]; !ok || at.After(ds[start].At) {
 					alive++
 				}
 			}
 			if alive+end-start < c.gangs[g] {
-				c.violate("gang %s was part bound: %d Binding(s) from %s, with %d member(s) still bound before, minCount %d",
-					g, end-start, bs[start].At.Format("15:04:05.000"), alive, c.gangs[g])
+				c.violate("gang %s: a cycle set out to bind %d member(s) at %s, with %d still bound before, minCount %d",
+					g, end-start, ds[start].At.Format("15:04:05.000"), alive, c.gangs[g])
 			}
 			c.report.GangBursts++
-			bound = append(bound, bs[start:end]...)
 			start = end
 		}
 	}
