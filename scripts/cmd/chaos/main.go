@@ -115,7 +115,7 @@ func run() error {
 				rep.Preemptions, rep.PreemptionsChecked, rep.Victims, rep.Nominated)
 		}
 		if c.Number >= e2e.PodGroupChapter {
-			fmt.Printf("    gangs: %d PodGroups of 3, minCount 3; %d bursts of their Bindings checked, none setting out to bind part of a gang\n", rep.Gangs, rep.GangBursts)
+			fmt.Printf("    gangs: %d PodGroups of 3, minCount 3; %d bursts of their Bindings checked against minCount\n", rep.Gangs, rep.GangBursts)
 		}
 		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
 		fmt.Printf("    lost apiserver: %d pods at %d requests/s, cut off from kube-apiserver for %s once %d were bound; %d refused-connection lines logged, %d of %d bound after, 1 of them created after the cut (%d Bindings accepted, %d refused)\n",

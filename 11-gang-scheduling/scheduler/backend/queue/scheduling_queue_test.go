@@ -1321,6 +1321,10 @@ func makePodGroup(name string) *schedulingv1beta1.PodGroup {
 // with the names of its members, in the group's order.
 func popGroup(t *testing.T, logger klog.Logger, q *PriorityQueue) (*framework.QueuedPodGroupInfo, []string) {
 	t.Helper()
+	// Pop would wait for ever on an empty activeQ.
+	if len(q.PodsInActiveQ()) == 0 {
+		t.Fatal("activeQ is empty: no pod group to pop")
+	}
 	entity, err := q.Pop(logger)
 	if err != nil {
 		t.Fatal(err)
