@@ -228,8 +228,8 @@ var (
 	attemptLine = regexp.MustCompile(`"Attempting to schedule (?:pod|a pod belonging to a pod group)".*? pod="([^"]+)"`)
 	// A pod group's cycle, at -v=3: its members' cycle in chaos's logs.
 	groupAttemptLine = regexp.MustCompile(`"Attempting to schedule pod group".*? podGroup="([^"]+)"`)
-	scoreLine   = regexp.MustCompile(`"Calculated node's final score for pod" pod="([^"]+)" node="([^"]+)" score=(\d+)`)
-	feasible    = regexp.MustCompile(`"Scheduling decision" pod="([^"]+)".* feasibleNodes=(\d+)`)
+	scoreLine        = regexp.MustCompile(`"Calculated node's final score for pod" pod="([^"]+)" node="([^"]+)" score=(\d+)`)
+	feasible         = regexp.MustCompile(`"Scheduling decision" pod="([^"]+)".* feasibleNodes=(\d+)`)
 )
 
 // Ties reads a scheduler's log and returns, for each pod whose last scored
