@@ -87,10 +87,10 @@ func testPreemption(t *testing.T) {
 		createPod(ctx, t, admin, p)
 	}
 
-	// The preemptor backs off 10 s after its failure, so that a pod
-	// created once the room is free is tried first.
+	// The preemptor backs off 4 s after its failure, so that a pod created
+	// once the room is free, a few milliseconds later, is tried first.
 	runScheduler(ctx, t, cfg,
-		scheduler.WithPodInitialBackoffDuration(10*time.Second), scheduler.WithPodMaxBackoffDuration(10*time.Second))
+		scheduler.WithPodInitialBackoffDuration(4*time.Second), scheduler.WithPodMaxBackoffDuration(4*time.Second))
 	createPod(ctx, t, admin, prioritized(requesting(pod(ns, "preemptor", scheduler.DefaultSchedulerName), "1"), "p1000"))
 
 	waitFor(ctx, t, "the preemptor to be nominated", func() (bool, error) {
