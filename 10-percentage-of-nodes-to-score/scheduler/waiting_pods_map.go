@@ -144,8 +144,8 @@ func (w *waitingPod) Reject(pluginName, msg string) bool {
 	return w.decide(fwk.NewStatus(fwk.Unschedulable, msg).WithPlugin(pluginName))
 }
 
-// Preempt ends the wait without marking the pod unschedulable (preemption
-// is out of this tutorial's scope; no plugin here calls it).
+// Preempt ends the wait without marking the pod unschedulable: preemption
+// calls it for a waiting pod it evicts (framework/preemption's executor).
 func (w *waitingPod) Preempt(pluginName, msg string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -184,26 +184,29 @@ type permitAwarePodGroupState struct {
 	waitingPods *waitingPods
 }
 
-// rejected returns the assumed members already rejected at Permit.
-func (s permitAwarePodGroupState) rejected(assumed sets.Set[types.UID]) sets.Set[types.UID] {
+// AssumedPods leaves out the members rejected at Permit.
+func (s permitAwarePodGroupState) AssumedPods() sets.Set[types.UID] {
 	out := sets.New[types.UID]()
-	for uid := range assumed {
-		if wp := s.waitingPods.get(uid); wp != nil && wp.isRejected() {
+	for uid := range s.PodGroupState.AssumedPods() {
+		if !s.waitingPods.isRejected(uid) {
 			out.Insert(uid)
 		}
 	}
 	return out
 }
 
-// AssumedPods leaves out the members rejected at Permit.
-func (s permitAwarePodGroupState) AssumedPods() sets.Set[types.UID] {
-	assumed := s.PodGroupState.AssumedPods()
-	return assumed.Difference(s.rejected(assumed))
-}
-
-// ScheduledPodsCount leaves out the members rejected at Permit.
+// ScheduledPodsCount leaves out the members rejected at Permit. It reads
+// the cache's state once (ScheduledPods): two reads, of the count and of
+// the assumed members, could straddle a ForgetPod and count a member the
+// second read no longer shows as rejected.
 func (s permitAwarePodGroupState) ScheduledPodsCount() int {
-	return s.PodGroupState.ScheduledPodsCount() - s.rejected(s.PodGroupState.AssumedPods()).Len()
+	n := 0
+	for _, pod := range s.PodGroupState.ScheduledPods() {
+		if !s.waitingPods.isRejected(pod.UID) {
+			n++
+		}
+	}
+	return n
 }
 
 // NodeInfos returns the nodes of the current scheduling cycle's snapshot.
@@ -911,7 +914,10 @@ func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *fwk.Status {
 		}
 		return fwk.AsStatus(fmt.Errorf("waiting on permit: %w", s.AsError())).WithPlugin(s.Plugin())
 	case <-ctx.Done():
+		// Under permitMu, as every rejection (permitAwarePodGroupManager).
+		f.waitingPods.permitMu.Lock()
 		wp.Reject("", "the scheduler is stopping")
+		f.waitingPods.permitMu.Unlock()
 		return fwk.AsStatus(fmt.Errorf("waiting on permit: %w", context.Cause(ctx)))
 	}
 }

@@ -333,6 +333,9 @@ func (sched *Scheduler) unreserveAndForget(ctx context.Context, state fwk.CycleS
 	if err := sched.cache.ForgetPod(klog.FromContext(ctx), assumedPod); err != nil {
 		klog.FromContext(ctx).Error(err, "Scheduler cache ForgetPod failed")
 	}
+	// A member rejected at Permit stopped counting towards its gang when
+	// it was rejected; now the cache no longer counts it either.
+	sched.framework.waitingPods.forgotten(assumedPod.UID)
 }
 
 // statusError turns a plugin's verdict after the node was chosen into an

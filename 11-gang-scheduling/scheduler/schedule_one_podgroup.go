@@ -7,9 +7,10 @@ package scheduler
 // podGroupSchedulingDefaultAlgorithm, podGroupPodSchedulingAlgorithm,
 // assumeAndReserveWithRevert, completePodGroupAlgorithmResult,
 // submitPodGroupAlgorithmResult and updatePodGroupCondition. It leaves out
-// what v1.37.1 has behind other feature gates or for other cases: composite
-// pod groups, placements (topology-aware scheduling), and the
-// PodGroupPostFilter extension point (pod-group preemption).
+// what v1.37.1 has behind other feature gates (composite pod groups,
+// placements for topology-aware scheduling) and the PodGroupPostFilter
+// extension point: v1.37.1 runs pod-group preemption with GenericWorkload
+// alone (RunPodGroupPostFilterPlugins), and this chapter does not have it.
 
 import (
 	"context"
@@ -343,7 +344,10 @@ func (sched *Scheduler) podGroupPodSchedulingAlgorithm(ctx context.Context, podG
 
 // assumeAndReserveWithRevert assumes the member on host in the snapshot
 // (not the cache) and runs Reserve, and returns the function that undoes
-// both.
+// both. Like a single pod's assume, it drops the member's nomination, so
+// that the members after it do not count the member twice (on its
+// nominated node and on host); the undo puts the nomination back, as
+// upstream's unreserveAndForget does in a pod-group cycle.
 //
 //workshop:part 11/2
 func (sched *Scheduler) assumeAndReserveWithRevert(ctx context.Context, state fwk.CycleState, pod *v1.Pod, host string) (func(), error) {
@@ -357,9 +361,16 @@ func (sched *Scheduler) assumeAndReserveWithRevert(ctx context.Context, state fw
 	if err := sched.nodeInfoSnapshot.AssumePod(podInfo); err != nil {
 		return nil, err
 	}
+	sched.queue.DeleteNominatedPodIfExists(assumedPod)
 	forget := func() {
 		if err := sched.nodeInfoSnapshot.ForgetPod(logger, assumedPod); err != nil {
 			logger.Error(err, "Snapshot ForgetPod failed")
+		}
+		if nnn := pod.Status.NominatedNodeName; nnn != "" {
+			// The nominator keeps the pod as it was, not on host.
+			if pi, err := framework.NewPodInfo(pod); err == nil {
+				sched.queue.AddNominatedPod(logger, pi, &fwk.NominatingInfo{NominatedNodeName: nnn, NominatingMode: fwk.ModeOverride})
+			}
 		}
 	}
 	if status := sched.framework.RunReservePluginsReserve(ctx, state, assumedPod, host); !status.IsSuccess() {

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
@@ -284,40 +286,94 @@ func TestPodGroupMembersAreValidated(t *testing.T) {
 // must not count it towards minCount: it would allow the rest of the gang
 // to bind without it.
 func TestPermitDoesNotCountRejectedMembers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// after runs on the rejected first member before the second one's
+		// Permit: the steps its binding goroutine takes.
+		after func(t *testing.T, ctx context.Context, sched *Scheduler, assumed *v1.Pod)
+	}{
+		{name: "rejected, the verdict not read yet", after: func(*testing.T, context.Context, *Scheduler, *v1.Pod) {}},
+		{name: "the verdict read, not forgotten yet", after: func(t *testing.T, ctx context.Context, sched *Scheduler, assumed *v1.Pod) {
+			if s := sched.framework.WaitOnPermit(ctx, assumed); s.IsSuccess() {
+				t.Fatal("WaitOnPermit allowed the rejected member")
+			}
+		}},
+		{name: "forgotten", after: func(t *testing.T, ctx context.Context, sched *Scheduler, assumed *v1.Pod) {
+			sched.framework.WaitOnPermit(ctx, assumed)
+			sched.unreserveAndForget(ctx, framework.NewCycleState(), assumed)
+			if sched.framework.waitingPods.isRejected(assumed.UID) {
+				t.Error("a forgotten member is still remembered as rejected")
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			a, b := makePod("a").group("g").obj(), makePod("b").group("g").obj()
+			client := fake.NewClientset(makeNode("node").obj(), makePodGroup("g", 2), a, b)
+			sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+			// GangScheduling's Permit reads the PodGroup from the snapshot.
+			if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
+				t.Fatal(err)
+			}
+			prepare := func(pod *v1.Pod) *v1.Pod {
+				t.Helper()
+				assumed, err := sched.prepareForBindingCycle(ctx, framework.NewCycleState(), pod, ScheduleResult{SuggestedHost: "node"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return assumed
+			}
+			assumedA := prepare(a)
+			waitingA := sched.framework.waitingPods.get(a.UID)
+			if waitingA == nil {
+				t.Fatal("the first member does not wait at Permit")
+			}
+			sched.framework.RejectWaitingPod(a.UID)
+			tc.after(t, ctx, sched, assumedA)
+			assumedB := prepare(b)
+			waitingB := sched.framework.waitingPods.get(b.UID)
+			if diff := cmp.Diff([2]bool{true, false}, [2]bool{waitingB != nil, waitingB != nil && waitingB.isDecided()}); diff != "" {
+				t.Errorf("whether the second member waits, and whether it was allowed (-want, +got):\n%s", diff)
+			}
+			sched.framework.RejectWaitingPod(b.UID)
+			for _, p := range []*v1.Pod{assumedA, assumedB} {
+				sched.framework.waitingPods.remove(p.UID)
+				_ = sched.cache.ForgetPod(klog.FromContext(ctx), p)
+			}
+		})
+	}
+}
+
+// TestSimulationKeepsNominations: a member assumed in the simulation is no
+// longer nominated (the members after it would count it twice: on its
+// nominated node and where the simulation put it), and undoing the
+// simulation nominates it again, as upstream's unreserveAndForget does.
+func TestSimulationKeepsNominations(t *testing.T) {
 	ctx := testContext(t)
-	a, b := makePod("a").group("g").obj(), makePod("b").group("g").obj()
-	client := fake.NewClientset(makeNode("node").obj(), makePodGroup("g", 2), a, b)
-	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
-	// GangScheduling's Permit reads the PodGroup from the snapshot.
+	member := makePod("m").group("g").req("1").obj()
+	member.Status.NominatedNodeName = "nominated"
+	client := fake.NewClientset(makeNode("nominated").cpu("2").obj(), makeNode("other").cpu("2").obj(), makePodGroup("g", 1), member)
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(10))
+	sched.queue.AddNominatedPod(klog.FromContext(ctx), mustPodInfo(t, member), &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: "nominated"})
 	if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
 		t.Fatal(err)
 	}
-	prepare := func(pod *v1.Pod) *v1.Pod {
-		t.Helper()
-		assumed, err := sched.prepareForBindingCycle(ctx, framework.NewCycleState(), pod, ScheduleResult{SuggestedHost: "node"})
-		if err != nil {
-			t.Fatal(err)
+	nominated := func() []string {
+		var out []string
+		for _, pi := range sched.queue.NominatedPodsForNode("nominated") {
+			out = append(out, pi.GetPod().Name+" on "+pi.GetPod().Spec.NodeName)
 		}
-		return assumed
+		return out
 	}
-	assumedA := prepare(a)
-	waitingA := sched.framework.waitingPods.get(a.UID)
-	if waitingA == nil {
-		t.Fatal("the first member does not wait at Permit")
+	revert, err := sched.assumeAndReserveWithRevert(ctx, framework.NewCycleState(), member, "other")
+	if err != nil {
+		t.Fatal(err)
 	}
-	waitingA.Reject("", "rejected due to timeout")
-	assumedB := prepare(b)
-	waitingB := sched.framework.waitingPods.get(b.UID)
-	if diff := cmp.Diff([2]bool{true, false}, [2]bool{waitingB != nil, waitingB != nil && waitingB.isDecided()}); diff != "" {
-		t.Errorf("whether the second member waits, and whether it was allowed (-want, +got):\n%s", diff)
+	if diff := cmp.Diff([]string(nil), nominated()); diff != "" {
+		t.Errorf("nominated to node nominated while assumed in the simulation (-want, +got):\n%s", diff)
 	}
-	if waitingB != nil {
-		waitingB.Reject("", "test over")
-	}
-	for _, p := range []*v1.Pod{assumedA, assumedB} {
-		sched.framework.waitingPods.remove(p.UID)
-		if err := sched.cache.ForgetPod(klog.FromContext(ctx), p); err != nil {
-			t.Error(err)
-		}
+	revert()
+	if diff := cmp.Diff([]string{"m on "}, nominated()); diff != "" {
+		t.Errorf("nominated to node nominated after the simulation was undone (-want, +got):\n%s", diff)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
 )
@@ -20,6 +21,11 @@ import (
 type waitingPods struct {
 	mu   sync.Mutex
 	pods map[types.UID]*waitingPod
+	// rejected holds the pods whose wait was rejected and whose binding
+	// goroutine has read the verdict, until it has forgotten them in the
+	// cache (forgotten): they are still assumed there meanwhile, and
+	// permitAwarePodGroupManager must not count them.
+	rejected sets.Set[types.UID]
 	// permitMu orders the decisions about waiting pods: the framework holds
 	// it while the Permit plugins run and while the Unreserve plugins run,
 	// a deadline takes it before it rejects a pod, and so does the
@@ -33,7 +39,7 @@ type waitingPods struct {
 }
 
 func newWaitingPods() *waitingPods {
-	return &waitingPods{pods: map[types.UID]*waitingPod{}}
+	return &waitingPods{pods: map[types.UID]*waitingPod{}, rejected: sets.New[types.UID]()}
 }
 
 func (m *waitingPods) add(wp *waitingPod) {
@@ -42,10 +48,34 @@ func (m *waitingPods) add(wp *waitingPod) {
 	m.pods[wp.pod.UID] = wp
 }
 
+// remove drops the pod once its binding goroutine has read the verdict. A
+// rejected pod is still assumed in the cache until that goroutine forgets
+// it, so it is remembered as rejected until then.
 func (m *waitingPods) remove(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if wp := m.pods[uid]; wp != nil && wp.isRejected() {
+		m.rejected.Insert(uid)
+	}
 	delete(m.pods, uid)
+}
+
+// forgotten says that the pod is no longer assumed in the cache.
+func (m *waitingPods) forgotten(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rejected.Delete(uid)
+}
+
+// isRejected says whether the pod was rejected at Permit and is, or may
+// still be, assumed in the cache.
+func (m *waitingPods) isRejected(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if wp := m.pods[uid]; wp != nil {
+		return wp.isRejected()
+	}
+	return m.rejected.Has(uid)
 }
 
 func (m *waitingPods) get(uid types.UID) *waitingPod {
@@ -75,11 +105,13 @@ func (m *waitingPods) list() []*waitingPod {
 // must Allow it, each before its own deadline; one Reject, or one deadline
 // passing, rejects it. The verdict is delivered once, on verdict.
 type waitingPod struct {
-	pod     *v1.Pod
-	mu      sync.Mutex
-	pending map[string]clock.Timer // plugin -> its deadline
-	verdict chan *fwk.Status       // buffered: deciding never blocks
-	decided bool
+	pod *v1.Pod
+	// permitMu is the map's: Preempt takes it, as the other rejections do.
+	permitMu sync.Locker
+	mu       sync.Mutex
+	pending  map[string]clock.Timer // plugin -> its deadline
+	verdict  chan *fwk.Status       // buffered: deciding never blocks
+	decided  bool
 	// rejected says that the verdict was not Success.
 	rejected bool
 }
@@ -89,7 +121,7 @@ var _ fwk.WaitingPod = &waitingPod{}
 // newWaitingPod starts one deadline per waiting plugin. A deadline rejects
 // the pod with upstream's message, holding permitMu.
 func newWaitingPod(pod *v1.Pod, waitTimes map[string]time.Duration, clk clock.WithDelayedExecution, permitMu sync.Locker) *waitingPod {
-	wp := &waitingPod{pod: pod, pending: map[string]clock.Timer{}, verdict: make(chan *fwk.Status, 1)}
+	wp := &waitingPod{pod: pod, permitMu: permitMu, pending: map[string]clock.Timer{}, verdict: make(chan *fwk.Status, 1)}
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	for plugin, d := range waitTimes {
@@ -155,9 +187,15 @@ func (w *waitingPod) Reject(pluginName, msg string) bool {
 	return w.decide(fwk.NewStatus(fwk.Unschedulable, msg).WithPlugin(pluginName))
 }
 
-// Preempt ends the wait without marking the pod unschedulable (preemption
-// is out of this tutorial's scope; no plugin here calls it).
+// Preempt ends the wait without marking the pod unschedulable: preemption
+// calls it for a waiting pod it evicts (framework/preemption's executor,
+// from the scheduling cycle or from its goroutine). It takes permitMu, as
+// a deadline does, so that a gang's Permit that counts the waiting members
+// and then allows them does not allow one preempted in between. No plugin
+// calls it while permitMu is held.
 func (w *waitingPod) Preempt(pluginName, msg string) bool {
+	w.permitMu.Lock()
+	defer w.permitMu.Unlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.decide(fwk.NewStatus(fwk.Error, msg).WithPlugin(pluginName))

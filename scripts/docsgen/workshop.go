@@ -55,13 +55,23 @@ func workshopBlock(root, chapter string) (string, error) {
 	}
 	b.WriteString("\nA part's unit tests fail while it is a stub and pass once it is written, even with the later parts still stubs; `make workshop-prove` checks both in `make test`. The integration tests and scenarios run the whole scheduler, so they come with the last part.\n")
 	if len(spec.Exercises) > 0 {
-		hasBreak := false
+		hasBreak, hasExtend := false, false
 		for _, e := range spec.Exercises {
 			hasBreak = hasBreak || e.Kind == "break"
+			hasExtend = hasExtend || e.Kind == "extend"
 		}
-		b.WriteString("\nThe exercises below change the finished chapter, in its own folder. A break exercise's `go test` check passes on the chapter and fails with the break; an extend exercise's given test fails on the chapter and passes with the solution in scripts/workshop/testdata. `make workshop-prove` checks both in `make test`; the `make e2e` lines show the effect on a cluster and are not part of that proof.")
+		// Say only what this chapter's exercises are: a reader of a page
+		// with break exercises alone looks in vain for a given test.
+		b.WriteString("\nThe exercises below change the finished chapter, in its own folder.")
 		if hasBreak {
-			b.WriteString(" `git checkout " + chapter + "` undoes a break.")
+			b.WriteString(" A break exercise's `go test` check passes on the chapter and fails with the break.")
+		}
+		if hasExtend {
+			b.WriteString(" An extend exercise's given test fails on the chapter and passes with the solution in scripts/workshop/testdata.")
+		}
+		b.WriteString(" `make workshop-prove` checks this in `make test`; the `make e2e` lines show the effect on a cluster and are not part of that proof.")
+		if hasBreak {
+			b.WriteString(" `git checkout -- " + chapter + "` undoes a break.")
 		}
 		b.WriteString("\n\n| exercise | kind | check |\n|---|---|---|\n")
 		for i, e := range spec.Exercises {

@@ -85,9 +85,9 @@ type ChaosReport struct {
 	// the apiserver's restart), Victims the pods it deleted, Nominated the
 	// pods ever nominated.
 	Preemptions, PreemptionsChecked, Victims, Nominated int
-	// From chapter 11 on: Gangs is the PodGroups created, GangBursts the
-	// bursts of their members' Bindings that checkGangs judged.
-	Gangs, GangBursts int
+	// From chapter 11 on: Gangs is the PodGroups created, GangCycles the
+	// cycles that bound their members, which checkGangs judged.
+	Gangs, GangCycles int
 	// Cache is what the scheduler's scheduler_cache_size said at the end,
 	// by type (assumed_pods, pods, nodes), once it agreed with the cluster;
 	// Chapters 05 on export it.
@@ -755,8 +755,10 @@ var (
 	klogTime        = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})`)
 	nodeDeletedLine = regexp.MustCompile(`"Delete event for node" node="([^"]+)"`)
 	bindLine        = regexp.MustCompile(`"Attempting to bind pod to node"`)
-	podKey          = regexp.MustCompile(` pod="([^"]+)"`)
-	nodeKey         = regexp.MustCompile(` node="([^"]+)"`)
+	// memberAttemptLine is a pod-group member's line in its group's cycle.
+	memberAttemptLine = regexp.MustCompile(`"Attempting to schedule a pod belonging to a pod group"`)
+	podKey            = regexp.MustCompile(` pod="([^"]+)"`)
+	nodeKey           = regexp.MustCompile(` node="([^"]+)"`)
 )
 
 // readChaosLog reads a scheduler's -v=3 log. It returns when the scheduler
@@ -784,9 +786,9 @@ func readChaosLog(path, ns string, groupOf map[string]string) (map[string]time.T
 		if m == nil {
 			continue
 		}
-		// klog has no year; every time in one log is read the same way.
-		at, err := time.Parse("0102 15:04:05.000000", m[1])
-		if err != nil {
+		// On this machine's clock, as the audit log's times are.
+		at := klogTimeLocal(line)
+		if at.IsZero() {
 			continue
 		}
 		switch {
@@ -795,6 +797,9 @@ func readChaosLog(path, ns string, groupOf map[string]string) (map[string]time.T
 			if _, ok := seen[node]; !ok {
 				seen[node] = at
 			}
+		case memberAttemptLine.MatchString(line):
+			// At -v=4 a pod-group cycle logs a line per member too; the
+			// group's line, before them, began the cycle of all of them.
 		case attemptLine.MatchString(line):
 			cycle[attemptLine.FindStringSubmatch(line)[1]] = at
 		case groupAttemptLine.MatchString(line):

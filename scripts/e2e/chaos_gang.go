@@ -8,21 +8,19 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
 )
 
 // chaosGangSize is the members of each gang the churn creates from chapter
 // 11 on, and its minCount: a gang is bound whole or not at all.
 const chaosGangSize = 3
-
-// gangBurstGap separates two bursts of a gang's Bindings: a pod-group
-// cycle assumes its members one after the other and starts their binding
-// goroutines, within a fraction of a second; a later cycle, for members
-// that came back, starts after a backoff of a second or more.
-const gangBurstGap = 500 * time.Millisecond
 
 // createGangs creates n PodGroups with a gang policy of chaosGangSize, and
 // their members: small pods (200m-400m), of no PriorityClass, as the
@@ -34,36 +32,61 @@ func (c *chaos) createGangs(ctx context.Context, n int) error {
 	first := len(c.gangs)
 	for g := first; g < first+n; g++ {
 		name := fmt.Sprintf("gang-%04d", g)
-		pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name}}
-		pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: chaosGangSize}
-		if _, err := c.r.Client.SchedulingV1beta1().PodGroups(c.ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating pod group %s: %w", name, err)
+		pods, err := createGang(ctx, c.r.Client, c.ns, name, func() PodSpec {
+			return PodSpec{CPU: fmt.Sprintf("%dm", 100*(2+c.rng.IntN(3))), Memory: "256Mi"}
+		})
+		if err != nil {
+			return err
 		}
 		c.gangs[name] = chaosGangSize
-		for m := range chaosGangSize {
-			spec := PodSpec{CPU: fmt.Sprintf("%dm", 100*(2+c.rng.IntN(3))), Memory: "256Mi", PodGroup: name}
-			pod := makePod(c.ns, fmt.Sprintf("%s-%d", name, m), spec)
+		for _, pod := range pods {
 			c.pods[pod.Name] = pod
-			if _, err := c.r.Client.CoreV1().Pods(c.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-				return fmt.Errorf("creating pod %s: %w", pod.Name, err)
-			}
 		}
 		c.report.Gangs++
 	}
 	return nil
 }
 
-// checkGangs checks that the scheduler never set out to bind part of a
-// gang. Its decisions are the Bindings it logged it was about to issue
-// ("Attempting to bind pod to node"), which include those that never
-// reached the apiserver (it was down) or that it refused (the pod was
-// deleted meanwhile). A gang's decisions come in bursts, one per pod-group
-// cycle that placed members: each burst, with the members still bound
-// from earlier ones, must reach minCount. The members still bound are read
-// from the audit log: the Bindings it accepted, less the pods deleted since
-// (by the churn, by PodGC, or as preemption victims, which a gang's
-// members are when their PodGroup's disruptionMode is single, the default).
-// A gang may so be left part bound, but never by the scheduler's choice.
+// createGang creates a PodGroup with a gang policy of chaosGangSize, and
+// its members, each with a spec of member's.
+func createGang(ctx context.Context, client kubernetes.Interface, ns, name string, member func() PodSpec) ([]*v1.Pod, error) {
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: chaosGangSize}
+	if _, err := client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("creating pod group %s: %w", name, err)
+	}
+	var pods []*v1.Pod
+	for m := range chaosGangSize {
+		spec := member()
+		spec.PodGroup = name
+		pod := makePod(ns, fmt.Sprintf("%s-%d", name, m), spec)
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("creating pod %s: %w", pod.Name, err)
+		}
+		pods = append(pods, pod)
+	}
+	return pods, nil
+}
+
+// checkGangs checks that no pod-group cycle set out to bind part of a gang,
+// and that no gang ended part bound for a reason of the scheduler's.
+//
+// A cycle's decisions are the Bindings it logged it was about to issue
+// ("Attempting to bind pod to node"), each marked with the cycle that
+// chose it: a pod-group cycle's line stands for all its members, so the
+// Bindings of one cycle share its start. They include Bindings that never
+// reached the apiserver (it was down) or that were refused (the pod was
+// deleted meanwhile). A cycle's Bindings, with the members set to be bound
+// by earlier cycles whose Binding the apiserver accepted and which were
+// not deleted before the cycle began, must reach minCount. (A member whose
+// Binding failed is tried again in a cycle of its own: it tops up a gang
+// that is bound already.) This is what the audit log alone cannot say:
+// the Bindings of one cycle reach the apiserver one by one, so a gang is
+// part bound for the few milliseconds between its first and last.
+//
+// At the end, from the audit log alone, every gang has no member bound or
+// at least minCount, unless the churn deleted a member or the apiserver
+// refused a member's Binding.
 func (c *chaos) checkGangs() {
 	if len(c.gangs) == 0 {
 		return
@@ -83,46 +106,98 @@ func (c *chaos) checkGangs() {
 		c.violate("reading the audit log: %v", err)
 		return
 	}
-	groupOf := c.podGroups()
-	decisions := map[string][]logBind{}
+	cycles, violations := judgeGangs(c.gangs, c.podGroups(), binds, bindings, deleted)
+	c.report.GangCycles += cycles
+	c.report.Violations = append(c.report.Violations, violations...)
+}
+
+// judgeGangs is checkGangs on what it read: minCount by gang, the gang of
+// each member, the Bindings the scheduler logged, those the apiserver
+// recorded, and when members were deleted. It returns how many cycles it
+// judged, and what did not hold.
+func judgeGangs(gangs map[string]int, groupOf map[string]string, binds []logBind, bindings []binding, deleted map[string]time.Time) (judged int, violations []string) {
+	violate := func(format string, args ...any) { violations = append(violations, fmt.Sprintf(format, args...)) }
+	// accepted: when the apiserver accepted each member's Binding; refused:
+	// the members a Binding was refused for.
+	accepted, refused := map[string]time.Time{}, map[string]bool{}
+	for _, b := range bindings {
+		if _, ok := groupOf[b.Pod]; !ok {
+			continue
+		}
+		if b.Code < 300 {
+			accepted[b.Pod] = b.At
+		} else {
+			refused[b.Pod] = true
+		}
+	}
+	type cycleKey struct {
+		group string
+		start time.Time
+	}
+	cycles := map[cycleKey][]logBind{}
 	for _, b := range binds {
 		if g, ok := groupOf[b.Pod]; ok {
-			decisions[g] = append(decisions[g], b)
+			k := cycleKey{g, b.Cycle}
+			cycles[k] = append(cycles[k], b)
 		}
 	}
-	accepted := map[string][]binding{}
-	for _, b := range bindings {
-		if g, ok := groupOf[b.Pod]; ok && b.Code < 300 {
-			accepted[g] = append(accepted[g], b)
+	keys := slices.SortedFunc(maps.Keys(cycles), func(a, b cycleKey) int {
+		if a.group != b.group {
+			return strings.Compare(a.group, b.group)
+		}
+		return a.start.Compare(b.start)
+	})
+	for _, k := range keys {
+		if k.start.IsZero() {
+			violate("gang %s: the log has a Binding for %s with no cycle before it", k.group, cycles[k][0].Pod)
+			continue
+		}
+		// The members set to be bound by earlier cycles that stayed bound.
+		before := sets.New[string]()
+		for _, b := range binds {
+			if groupOf[b.Pod] != k.group || !b.Cycle.Before(k.start) {
+				continue
+			}
+			if _, ok := accepted[b.Pod]; !ok {
+				continue
+			}
+			if at, ok := deleted[b.Pod]; ok && at.Before(k.start) {
+				continue
+			}
+			before.Insert(b.Pod)
+		}
+		now := sets.New[string]()
+		for _, b := range cycles[k] {
+			now.Insert(b.Pod)
+		}
+		if n := before.Union(now).Len(); n < gangs[k.group] {
+			violate("gang %s: the cycle of %s set out to bind %v, with %v bound before it: %d of minCount %d",
+				k.group, k.start.Format("15:04:05.000000"), sets.List(now), sets.List(before.Difference(now)), n, gangs[k.group])
+		}
+		judged++
+	}
+	// The end state, from the audit log.
+	bound := map[string][]string{}
+	explained := map[string]bool{}
+	for pod, g := range groupOf {
+		if _, ok := deleted[pod]; ok {
+			explained[g] = true
+			continue
+		}
+		if refused[pod] {
+			explained[g] = true
+		}
+		if _, ok := accepted[pod]; ok {
+			bound[g] = append(bound[g], pod)
 		}
 	}
-	for _, g := range slices.Sorted(maps.Keys(decisions)) {
-		ds := decisions[g]
-		slices.SortFunc(ds, func(a, b logBind) int { return a.At.Compare(b.At) })
-		for start := 0; start < len(ds); {
-			end := start + 1
-			for end < len(ds) && ds[end].At.Sub(ds[end-1].At) <= gangBurstGap {
-				end++
-			}
-			// Bound before the burst and not deleted by then. The log's
-			// clock and the apiserver's are the same machine's.
-			alive := 0
-			for _, b := range accepted[g] {
-				if !b.At.Before(ds[start].At) {
-					continue
-				}
-				if at, ok := deleted[b.Pod]; !ok || at.After(ds[start].At) {
-					alive++
-				}
-			}
-			if alive+end-start < c.gangs[g] {
-				c.violate("gang %s: a cycle set out to bind %d member(s) at %s, with %d still bound before, minCount %d",
-					g, end-start, ds[start].At.Format("15:04:05.000"), alive, c.gangs[g])
-			}
-			c.report.GangBursts++
-			start = end
+	for _, g := range slices.Sorted(maps.Keys(bound)) {
+		if n := len(bound[g]); n < gangs[g] && !explained[g] {
+			slices.Sort(bound[g])
+			violate("gang %s: %d of minCount %d members bound at the end (%v), none deleted and no Binding refused", g, n, gangs[g], bound[g])
 		}
 	}
+	return judged, violations
 }
 
 // readPodDeletions returns when each pod of namespace ns was deleted, from

@@ -35,13 +35,7 @@ func TestReadChaosLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(s string) time.Time {
-		tm, err := time.Parse("0102 15:04:05.000000", s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tm
-	}
+	at := func(s string) time.Time { return klogTimeLocal("I" + s) }
 	if diff := cmp.Diff(map[string]time.Time{"n1": at("1122 07:10:57.471087")}, seen); diff != "" {
 		t.Errorf("deletions seen (-want +got):\n%s", diff)
 	}

@@ -34,7 +34,13 @@ type OutageConfig struct {
 }
 
 // DefaultOutage binds 60 pods at 5 requests a second, about 12 s of work.
+// From chapter 11 on, 10 gangs of three are among them.
 var DefaultOutage = OutageConfig{Nodes: 4, Pods: 60, QPS: 5, MinDown: 5 * time.Second, MaxDown: 30 * time.Second, Wait: 2 * time.Minute}
+
+// outageGangs is how many of the probe's pods are gangs' members, from
+// chapter 11 on: a Binding lost in the cut must not leave a gang part
+// bound.
+const outageGangs = 10
 
 // OutageReport is what the probe saw.
 type OutageReport struct {
@@ -49,6 +55,9 @@ type OutageReport struct {
 	// Down is how long the scheduler was cut off.
 	Down              time.Duration
 	Bindings, Refused int
+	// Gangs is the PodGroups among the pods (from chapter 11 on),
+	// GangCycles the cycles that bound their members (judgeGangs).
+	Gangs, GangCycles int
 	Violations        []string
 	Log               string
 }
@@ -93,6 +102,9 @@ func (r *Runner) Outage(ctx context.Context, sched Scheduler, cfg OutageConfig) 
 			violate("reading the audit log: %v", err)
 		} else {
 			rep.Bindings, rep.Refused = checkBoundOnce(ru, bindings, violate)
+			if rep.Gangs > 0 {
+				judgeOutageGangs(ru, &rep, bindings, violate)
+			}
 		}
 	}
 	if err := ru.cleanup(); err != nil {
@@ -116,8 +128,20 @@ func playOutage(ctx context.Context, ru *run, p *partition, cfg OutageConfig, re
 	if err != nil {
 		return 0, err
 	}
-	err = parallel(ctx, cfg.Pods, func(i int) error {
+	single := cfg.Pods
+	if ru.sched.Chapter >= PodGroupChapter {
+		single -= outageGangs * chaosGangSize
+		rep.Gangs = outageGangs
+	}
+	err = parallel(ctx, single, func(i int) error {
 		_, err := client.CoreV1().Pods(ru.ns).Create(ctx, makePod(ru.ns, fmt.Sprintf("pod-%03d", i), PodSpec{CPU: "100m", Memory: "128Mi"}), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	err = parallel(ctx, rep.Gangs, func(i int) error {
+		_, err := createGang(ctx, client, ru.ns, outageGangName(i), func() PodSpec { return PodSpec{CPU: "100m", Memory: "128Mi"} })
 		return err
 	})
 	if err != nil {
@@ -188,4 +212,34 @@ func playOutage(ctx context.Context, ru *run, p *partition, cfg OutageConfig, re
 		return n == rep.Pods, fmt.Sprintf("%d of %d bound", n, rep.Pods), err
 	})
 	return info.Size(), err
+}
+
+func outageGangName(i int) string { return fmt.Sprintf("gang-%02d", i) }
+
+// judgeOutageGangs judges the probe's gangs as checkGangs judges the
+// churn's: no cycle set out to bind part of a gang, through the cut.
+func judgeOutageGangs(ru *run, rep *OutageReport, bindings []binding, violate func(string, ...any)) {
+	groupOf, gangs := map[string]string{}, map[string]int{}
+	for i := range rep.Gangs {
+		g := outageGangName(i)
+		gangs[g] = chaosGangSize
+		for m := range chaosGangSize {
+			groupOf[fmt.Sprintf("%s-%d", g, m)] = g
+		}
+	}
+	_, binds, err := readChaosLog(rep.Log, ru.ns, groupOf)
+	if err != nil {
+		violate("reading the scheduler log: %v", err)
+		return
+	}
+	deleted, err := readPodDeletions(ru.r.Cluster.AuditLog, ru.ns, ru.start)
+	if err != nil {
+		violate("reading the audit log: %v", err)
+		return
+	}
+	judged, violations := judgeGangs(gangs, groupOf, binds, bindings, deleted)
+	rep.GangCycles = judged
+	for _, v := range violations {
+		violate("%s", v)
+	}
 }

@@ -52,13 +52,13 @@ func run() error {
 	}
 	if *small {
 		cfg.Nodes, cfg.Pods, cfg.OutagePods, cfg.Pause, cfg.Settle = 20, 300, 200, time.Second, 90*time.Second
-		// The small run is a check, not a load: three chapters churn at
-		// once, unless --parallel says otherwise. The full run keeps the
-		// machine to one chapter.
+		// The small run is a check, not a load: four chapters churn at
+		// once (chapters 05 to 11 in two rounds), unless --parallel says
+		// otherwise. The full run keeps the machine to one chapter.
 		parallel := false
 		flag.Visit(func(fl *flag.Flag) { parallel = parallel || fl.Name == "parallel" })
 		if !parallel {
-			f.Parallel = 3
+			f.Parallel = 4
 		}
 	}
 	if cfg.Nodes < 1 || cfg.Pods < cfg.Waves || cfg.Waves < 1 || cfg.Pause < 0 || cfg.Settle <= 0 || cfg.Down < 0 {
@@ -115,11 +115,14 @@ func run() error {
 				rep.Preemptions, rep.PreemptionsChecked, rep.Victims, rep.Nominated)
 		}
 		if c.Number >= e2e.PodGroupChapter {
-			fmt.Printf("    gangs: %d PodGroups of 3, minCount 3; %d bursts of their Bindings checked against minCount\n", rep.Gangs, rep.GangBursts)
+			fmt.Printf("    gangs: %d PodGroups of 3, minCount 3; %d cycles that bound their members checked against minCount\n", rep.Gangs, rep.GangCycles)
 		}
 		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
 		fmt.Printf("    lost apiserver: %d pods at %d requests/s, cut off from kube-apiserver for %s once %d were bound; %d refused-connection lines logged, %d of %d bound after, 1 of them created after the cut (%d Bindings accepted, %d refused)\n",
 			out.Pods-1, e2e.DefaultOutage.QPS, out.Down.Round(100*time.Millisecond), out.BoundBefore, out.Errors, out.Bound, out.Pods, out.Bindings, out.Refused)
+		if out.Gangs > 0 {
+			fmt.Printf("    lost apiserver, gangs: %d PodGroups of 3 among the pods; %d cycles that bound their members checked against minCount\n", out.Gangs, out.GangCycles)
+		}
 		for _, v := range rep.Violations {
 			fmt.Println("    violation: " + v)
 		}

@@ -3,6 +3,11 @@
 // phase that updates as the pods go Running, and then keeps the cluster up
 // for kubectl until Ctrl-C. With --once it exits 0 when every pod runs, or
 // non-zero when they do not within the timeout.
+//
+// From the chapter that schedules pod groups on, it adds a gang: a PodGroup
+// with minCount 4 whose fourth member comes a few seconds after the other
+// three, so the table shows three members pending, then all four bound
+// together.
 package main
 
 import (
@@ -19,9 +24,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"minisched/scripts/cluster"
 	"minisched/scripts/e2e"
@@ -89,6 +96,12 @@ func run() error {
 	if err := createDemo(ctx, client); err != nil {
 		return err
 	}
+	gang := ch.Number >= e2e.PodGroupChapter
+	if gang {
+		if err := createGang(ctx, client, gangMembers-1); err != nil {
+			return err
+		}
+	}
 
 	logPath := filepath.Join(dir, "scheduler.log")
 	logFile, err := os.Create(logPath)
@@ -112,8 +125,22 @@ func run() error {
 		}
 	}()
 	fmt.Printf("Started %s (log: %s)\n\n", ch.Dir, logPath)
+	if gang {
+		// The last member comes later: until then the gang is short of
+		// minCount, and its three members wait in the queue.
+		go func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(lastMemberDelay):
+			}
+			if err := createGangMember(ctx, client, gangMembers-1); err != nil {
+				fmt.Fprintln(os.Stderr, "demo: creating the last member of the gang:", err)
+			}
+		}()
+	}
 
-	finished, err := watchTable(ctx, client, *timeout, schedDone)
+	finished, err := watchTable(ctx, client, *timeout, schedDone, gang)
 	if err != nil {
 		return err
 	}
@@ -154,18 +181,7 @@ func createDemo(ctx context.Context, client kubernetes.Interface) error {
 	}
 	sizes := []string{"100m", "250m", "500m"}
 	for i := range 12 {
-		pod := &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("demo-%02d", i)},
-			Spec: v1.PodSpec{
-				SchedulerName: e2e.DefaultSchedulerName,
-				Containers: []v1.Container{{
-					Name: "app", Image: "registry.k8s.io/pause:3.10",
-					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-						v1.ResourceCPU: resource.MustParse(sizes[i%len(sizes)]), v1.ResourceMemory: resource.MustParse("128Mi"),
-					}},
-				}},
-			},
-		}
+		pod := demoPod(fmt.Sprintf("demo-%02d", i), sizes[i%len(sizes)])
 		if _, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -173,9 +189,61 @@ func createDemo(ctx context.Context, client kubernetes.Interface) error {
 	return nil
 }
 
+// demoPod is a pause pod for the chapter's scheduler that requests cpu.
+func demoPod(name, cpu string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.PodSpec{
+			SchedulerName: e2e.DefaultSchedulerName,
+			Containers: []v1.Container{{
+				Name: "app", Image: "registry.k8s.io/pause:3.10",
+				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+					v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("128Mi"),
+				}},
+			}},
+		},
+	}
+}
+
+// The gang of the pod-group chapters: a PodGroup of gangMembers pods, all of
+// which must be placed (minCount), whose last member the demo creates
+// lastMemberDelay after the others.
+const (
+	gangName        = "team"
+	gangMembers     = 4
+	lastMemberDelay = 3 * time.Second
+)
+
+// createGang makes the gang's PodGroup and its first members.
+func createGang(ctx context.Context, client kubernetes.Interface, members int) error {
+	pg := &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: gangName},
+		Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{
+			Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: gangMembers},
+		}},
+	}
+	if _, err := client.SchedulingV1beta1().PodGroups(namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the PodGroup %s: %w", gangName, err)
+	}
+	for i := range members {
+		if err := createGangMember(ctx, client, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func createGangMember(ctx context.Context, client kubernetes.Interface, i int) error {
+	pod := demoPod(fmt.Sprintf("%s-%d", gangName, i), "1")
+	pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptr.To(gangName)}
+	_, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
+	return err
+}
+
 // watchTable prints the pod table each time it changes, until every pod is
-// Running (true), the timeout passes or the scheduler exits (false).
-func watchTable(ctx context.Context, client kubernetes.Interface, timeout time.Duration, schedDone <-chan error) (bool, error) {
+// Running (true), the timeout passes or the scheduler exits (false). With
+// gang it also waits for the gang's last member, which comes later.
+func watchTable(ctx context.Context, client kubernetes.Interface, timeout time.Duration, schedDone <-chan error, gang bool) (bool, error) {
 	deadline := time.After(timeout)
 	last := ""
 	// On a terminal the table is redrawn in place; in a log, each new
@@ -187,7 +255,7 @@ func watchTable(ctx context.Context, client kubernetes.Interface, timeout time.D
 		if err != nil {
 			return false, err
 		}
-		table, running := render(pods.Items)
+		table, running := render(pods.Items, gang)
 		if table != last {
 			if tty && last != "" {
 				fmt.Printf("\033[%dA\033[J", strings.Count(last, "\n")+1)
@@ -195,7 +263,7 @@ func watchTable(ctx context.Context, client kubernetes.Interface, timeout time.D
 			fmt.Println(table)
 			last = table
 		}
-		if running == len(pods.Items) {
+		if running == len(pods.Items) && (!gang || len(pods.Items) == 12+gangMembers) {
 			fmt.Printf("All %d pods are Running.\n", running)
 			return true, nil
 		}
@@ -211,10 +279,17 @@ func watchTable(ctx context.Context, client kubernetes.Interface, timeout time.D
 	}
 }
 
-func render(pods []v1.Pod) (string, int) {
+// render makes the table; with gang it has a column for the pod group.
+func render(pods []v1.Pod, gang bool) (string, int) {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-10s %-8s %-12s %s\n", "POD", "CPU", "NODE", "PHASE")
+	group := func(s string) string {
+		if !gang {
+			return ""
+		}
+		return fmt.Sprintf("%-8s ", s)
+	}
+	fmt.Fprintf(&b, "%-10s %s%-8s %-12s %s\n", "POD", group("GROUP"), "CPU", "NODE", "PHASE")
 	running := 0
 	for _, p := range pods {
 		node := p.Spec.NodeName
@@ -225,7 +300,11 @@ func render(pods []v1.Pod) (string, int) {
 			running++
 		}
 		cpu := p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU]
-		fmt.Fprintf(&b, "%-10s %-8s %-12s %s\n", p.Name, cpu.String(), node, p.Status.Phase)
+		pg := "-"
+		if p.Spec.SchedulingGroup != nil && p.Spec.SchedulingGroup.PodGroupName != nil {
+			pg = *p.Spec.SchedulingGroup.PodGroupName
+		}
+		fmt.Fprintf(&b, "%-10s %s%-8s %-12s %s\n", p.Name, group(pg), cpu.String(), node, p.Status.Phase)
 	}
 	fmt.Fprintf(&b, "%d/%d Running", running, len(pods))
 	return b.String(), running

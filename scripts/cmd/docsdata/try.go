@@ -115,9 +115,13 @@ var pageTests = []struct {
 	{"10-percentage-of-nodes-to-score", [][]string{
 		{"./10-percentage-of-nodes-to-score/scheduler/...", "-run", "^(TestNodeTree|TestSnapshotListsZonesInterleaved|TestNumFeasibleNodesToFind|TestFairEvaluationForNodes|TestFindNodesThatPassFiltersInParallel|TestRunScorePluginsInParallel|TestPowerOfTwoChoices|TestScoringStrategy|TestDryRunPreemption|TestFindNodesThatFitPod)$"},
 	}},
+	{"11-gang-scheduling", [][]string{
+		{"./11-gang-scheduling/scheduler/...", "-run", "^(TestPodGroupState|TestSnapshotAssumePod|TestPodGroupEntity|TestAddAttemptedPodGroupIfNeeded|TestDeletePodGroupMembers|TestSinglePodFailureDuringGroupCycle|TestPodGroupMetrics|TestPodGroupSchedulingAlgorithm|TestScheduleOnePodGroup|TestPodGroupMembersAreValidated|TestPermitDoesNotCountRejectedMembers)$"},
+		{"./11-gang-scheduling/test/integration", "-run", "TestPodGroups"},
+	}},
 }
 
-// tests runs the test commands the pages of 05-10 show (of one chapter
+// tests runs the test commands the pages of 05-11 show (of one chapter
 // only, if chapter is not empty) and writes, for each, the lines of its -v
 // output that say what ran and how it ended (the tests' own logs are left
 // out: they run to thousands of lines).
