@@ -13,6 +13,7 @@ const (
 	UpstreamLike08   = "kube-scheduler (like 08)"
 	UpstreamLike09   = "kube-scheduler (like 09)"
 	UpstreamLike10   = "kube-scheduler (like 10)"
+	UpstreamLike11   = "kube-scheduler (like 11)"
 	UpstreamDefaults = "kube-scheduler (defaults)"
 )
 
@@ -280,7 +281,36 @@ func (r *Report) Markdown(svg string) string {
 		fmt.Fprintf(&b, "| %s | %d | %.2f | %d | %s | %s |\n", x.Name, x.Attempts, x.AttemptsPerPod(), x.Wasted, rel, bound)
 	}
 	b.WriteString("\n**Targets** (on the medians):\n\n")
-	r.targetsTable(&b, func(c Check) bool { return !strings.Contains(c.Target, "Preemption") })
+	r.targetsTable(&b, func(c Check) bool {
+		return !strings.Contains(c.Target, "Preemption") && !strings.Contains(c.Target, "GangScheduling")
+	})
+	return b.String()
+}
+
+// GangMarkdown renders the GangScheduling table and its target for
+// docs/benchmarks.md and chapter 11's page.
+func (r *Report) GangMarkdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n", r.Date, r.Machine, r.Runs)
+	fmt.Fprintf(&b, "\n**GangScheduling**: %d nodes; %d PodGroups with `minCount: %d`, created first, then their %d pods of 100m, every pod measured; cap %s.\n\n",
+		r.Gang.Nodes, r.Gang.Groups, r.Gang.PodsPerGroup, r.Gang.Groups*r.Gang.PodsPerGroup, r.Gang.Cap)
+	up, _ := find(r.GangMedian, func(x Result) string { return x.Name }, UpstreamLike11)
+	b.WriteString("| scheduler | average pods/s | p50 | p90 | p99 | overall | × kube-scheduler (like 11) | pods scheduled | CPU s |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.GangMedian {
+		done := fmt.Sprintf("%d in %.1f s", x.Scheduled, x.Seconds)
+		if x.DNF {
+			done = fmt.Sprintf("DNF: %d in %.0f s", x.Scheduled, x.Seconds)
+		}
+		rel := "–"
+		if up.Throughput.Average > 0 {
+			rel = fmt.Sprintf("%.2f×", x.Throughput.Average/up.Throughput.Average)
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s | %.1f |\n", x.Name, x.Throughput.Average, x.Throughput.Perc50, x.Throughput.Perc90, x.Throughput.Perc99, x.Overall,
+			rel, done, x.CPUSeconds)
+	}
+	b.WriteString("\n**Target** (on the medians, reported, never asserted):\n\n")
+	r.targetsTable(&b, func(c Check) bool { return strings.Contains(c.Target, "GangScheduling") })
 	return b.String()
 }
 

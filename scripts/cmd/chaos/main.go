@@ -74,11 +74,17 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	churned := 0
 	for _, c := range selected {
 		if c.Number < firstChapter && f.Chapters != "" {
 			return fmt.Errorf("chapter %s has no informers and is not churned; chaos runs chapters %02d on", c.Dir, firstChapter)
 		}
+		if c.Number >= firstChapter {
+			churned++
+		}
 	}
+	// A cluster per chapter at most: each churns on one of its own.
+	f.Parallel = max(1, min(f.Parallel, churned))
 	h, err := e2e.Setup(ctx, f, func(c e2e.Chapter) bool { return c.Number >= firstChapter })
 	if err != nil {
 		return err
