@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"minisched/scripts/cluster"
 	"minisched/scripts/e2e"
@@ -235,7 +234,8 @@ func createGang(ctx context.Context, client kubernetes.Interface, members int) e
 
 func createGangMember(ctx context.Context, client kubernetes.Interface, i int) error {
 	pod := demoPod(fmt.Sprintf("%s-%d", gangName, i), "1")
-	pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptr.To(gangName)}
+	group := gangName
+	pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
 	_, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
 	return err
 }
