@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 )
 
 // TestNodeEvents: the node informer's events reach the cache, so a
@@ -102,6 +104,57 @@ func TestNodeEvents(t *testing.T) {
 			sched.bindings.Wait()
 			if diff := cmp.Diff(tt.wantBindings, bindings(client)); diff != "" {
 				t.Errorf("bindings (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPodGroupEvents: members created before their PodGroup wait apart in
+// the queue; the PodGroup's add event records it in the cache (the cycle
+// reads it from the snapshot) and in the queue, where the members join one
+// entity. GangScheduling's PreEnqueue then sends the entity to activeQ if
+// minCount members exist, and to the unschedulable pool if not.
+func TestPodGroupEvents(t *testing.T) {
+	tests := []struct {
+		name       string
+		minCount   int32
+		wantActive []string
+		wantPool   []string
+	}{
+		{name: "a complete gang goes to activeQ", minCount: 2, wantActive: []string{"a", "b"}},
+		{name: "a gang short of members waits in the pool", minCount: 3, wantPool: []string{"a", "b"}},
+	}
+	podNames := func(pods []*v1.Pod) []string {
+		var out []string
+		for _, p := range pods {
+			out = append(out, p.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testContext(t)
+			client := fake.NewClientset(makeNode("node").obj(), makePod("a").group("g").obj(), makePod("b").group("g").obj())
+			sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+			if diff := cmp.Diff([]string{"a", "b"}, podNames(sched.queue.IncompletePodGroupPods())); diff != "" {
+				t.Fatalf("members waiting for their PodGroup (-want, +got):\n%s", diff)
+			}
+			if _, err := client.SchedulingV1beta1().PodGroups("default").Create(ctx, makePodGroup("g", tt.minCount), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, "the members to leave the wait for their PodGroup", func() bool { return len(sched.queue.IncompletePodGroupPods()) == 0 })
+			if diff := cmp.Diff(tt.wantActive, podNames(sched.queue.PodsInActiveQ())); diff != "" {
+				t.Errorf("pods in activeQ (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantPool, podNames(sched.queue.UnschedulablePods())); diff != "" {
+				t.Errorf("pods in the unschedulable pool (-want, +got):\n%s", diff)
+			}
+			if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sched.nodeInfoSnapshot.PodGroups().Get("default", "g"); err != nil {
+				t.Errorf("the snapshot has no PodGroup g: %v", err)
 			}
 		})
 	}

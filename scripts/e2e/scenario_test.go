@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,8 +31,8 @@ expect:
 		{"not yaml", "s.yaml", "steps: [", "error converting YAML to JSON"},
 		{"unknown field", "s.yaml", valid + "bogus: 1\n", `unknown field "bogus"`},
 		{"no description", "s.yaml", strings.Replace(valid, "description: d\n", "", 1), "description is missing"},
-		{"chapter out of range", "s.yaml", strings.Replace(valid, "firstChapter: 1", "firstChapter: 12", 1), "firstChapter is 12, want 1 to 10"},
-		{"searched before its chapter", "s.yaml", valid + "  searched: {fromChapter: 0, feasible: {p: 1}}\n", "expect.searched.fromChapter is 0, want 1 to 10"},
+		{"chapter out of range", "s.yaml", strings.Replace(valid, "firstChapter: 1", fmt.Sprintf("firstChapter: %d", LastChapter+1), 1), fmt.Sprintf("firstChapter is %d, want 1 to %d", LastChapter+1, LastChapter)},
+		{"searched before its chapter", "s.yaml", valid + "  searched: {fromChapter: 0, feasible: {p: 1}}\n", fmt.Sprintf("expect.searched.fromChapter is 0, want 1 to %d", LastChapter)},
 		{"searched pod not bound", "s.yaml", strings.Replace(valid, "- createPods: [{name: p}]", "- createPods: [{name: p}, {name: q}]", 1) + "  searched: {fromChapter: 1, feasible: {q: 1}}\n", `expect.searched.feasible names pod "q", which expect.bound does not`},
 		{"searched zero", "s.yaml", valid + "  searched: {fromChapter: 1, feasible: {p: 0}}\n", "expect.searched.feasible.p is 0, want at least 1"},
 		{"bad file name", "Bad_Name.yaml", valid, `the file name "Bad_Name" must be a DNS label`},

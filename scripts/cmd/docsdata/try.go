@@ -116,7 +116,7 @@ var pageTests = []struct {
 		{"./10-percentage-of-nodes-to-score/scheduler/...", "-run", "^(TestNodeTree|TestSnapshotListsZonesInterleaved|TestNumFeasibleNodesToFind|TestFairEvaluationForNodes|TestFindNodesThatPassFiltersInParallel|TestRunScorePluginsInParallel|TestPowerOfTwoChoices|TestScoringStrategy|TestDryRunPreemption|TestFindNodesThatFitPod)$"},
 	}},
 	{"11-gang-scheduling", [][]string{
-		{"./11-gang-scheduling/scheduler/...", "-run", "^(TestPodGroupState|TestSnapshotAssumePod|TestPodGroupEntity|TestAddAttemptedPodGroupIfNeeded|TestDeletePodGroupMembers|TestSinglePodFailureDuringGroupCycle|TestPodGroupMetrics|TestPodGroupSchedulingAlgorithm|TestScheduleOnePodGroup|TestPodGroupMembersAreValidated|TestPermitDoesNotCountRejectedMembers|TestSimulationKeepsNominations)$"},
+		{"./11-gang-scheduling/scheduler/...", "-run", "^(TestPodGroupState|TestSnapshotAssumePod|TestPodGroupEntity|TestAddAttemptedPodGroupIfNeeded|TestDeletePodGroupMembers|TestSinglePodFailureDuringGroupCycle|TestPodGroupMetrics|TestPodGroupEvents|TestPodGroupSchedulingAlgorithm|TestScheduleOnePodGroup|TestPodGroupMembersAreValidated|TestPermitDoesNotCountRejectedMembers|TestSimulationKeepsNominations)$"},
 		{"./11-gang-scheduling/test/integration", "-run", "TestPodGroups"},
 	}},
 }
