@@ -192,7 +192,9 @@ func bindingProblem(pod *v1.Pod, states []*v1.Node, checkFit bool) string {
 // that no pending pod of ours fits a node with room for it. The room held
 // for pods nominated to a node (status.nominatedNodeName) with a priority
 // at least the pending pod's is not room for it, as the scheduler's
-// RunFilterPluginsWithNominatedPods counts it (chapter 09 on).
+// RunFilterPluginsWithNominatedPods counts it (chapter 09 on). From
+// chapter 11 on, a pod group's pending members are judged together
+// (pendingGangsThatFit).
 func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []string {
 	nodeList, err := ru.r.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -223,36 +225,124 @@ func (ru *run) checkCapacity(ctx context.Context, pods map[string]*v1.Pod) []str
 			exempt[name] = true
 		}
 	}
+	groups := map[string][]*v1.Pod{} // pod group → its pending members
 	for _, name := range slices.Sorted(maps.Keys(pods)) {
 		p := pods[name]
 		if p.Spec.NodeName != "" || p.Spec.SchedulerName != DefaultSchedulerName || len(p.Spec.SchedulingGates) > 0 || p.DeletionTimestamp != nil || exempt[name] {
 			continue
 		}
 		// From chapter 11 on a pod group's member may stay pending
-		// although it fits, if its gang as a whole does not: the gangs'
-		// own invariant (checkGangs) judges them.
+		// although it fits alone, if its gang as a whole does not.
 		if p.Spec.SchedulingGroup != nil && ru.sched.Chapter >= PodGroupChapter {
+			groups[*p.Spec.SchedulingGroup.PodGroupName] = append(groups[*p.Spec.SchedulingGroup.PodGroupName], p)
 			continue
 		}
-		for i := range nodeList.Items {
-			n := &nodeList.Items[i]
-			if staticFit(p, n) != "" {
-				continue
-			}
-			trial := map[string]v1.ResourceList{n.Name: used[n.Name].DeepCopy()}
-			addTo(trial, n.Name, p)
-			for _, other := range nominated[n.Name] {
-				if other.Name != p.Name && corev1helpers.PodPriority(other) >= corev1helpers.PodPriority(p) {
-					addTo(trial, n.Name, other)
-				}
-			}
-			if overCommitted(trial[n.Name], n.Status.Allocatable) == "" {
-				problems = append(problems, fmt.Sprintf("pod %s stayed pending although it fits node %s", name, n.Name))
-				break
-			}
+		if node := firstFit(nodeList.Items, used, nominated, p); node != "" {
+			problems = append(problems, fmt.Sprintf("pod %s stayed pending although it fits node %s", name, node))
 		}
 	}
+	if len(groups) > 0 {
+		problems = append(problems, ru.pendingGangsThatFit(ctx, pods, groups, nodeList.Items, used, nominated)...)
+	}
 	sort.Strings(problems)
+	return problems
+}
+
+// firstFit returns the first node that p fits, with the room that used
+// leaves and that the pods nominated to it of at least p's priority hold,
+// or "".
+func firstFit(nodes []v1.Node, used map[string]v1.ResourceList, nominated map[string][]*v1.Pod, p *v1.Pod) string {
+	for i := range nodes {
+		n := &nodes[i]
+		if staticFit(p, n) != "" {
+			continue
+		}
+		trial := map[string]v1.ResourceList{n.Name: used[n.Name].DeepCopy()}
+		addTo(trial, n.Name, p)
+		for _, other := range nominated[n.Name] {
+			if other.Name != p.Name && corev1helpers.PodPriority(other) >= corev1helpers.PodPriority(p) {
+				addTo(trial, n.Name, other)
+			}
+		}
+		if overCommitted(trial[n.Name], n.Status.Allocatable) == "" {
+			return n.Name
+		}
+	}
+	return ""
+}
+
+// pendingGangsThatFit judges the pending members of pod groups (chapter 11
+// on), group by group. A group may stay pending if its PodGroup is gone,
+// or if its members bound and pending cannot reach minCount (the churn
+// deleted one). A basic group's members are judged one by one. Otherwise, if the pending members fit together, placed
+// first fit one after the other on the room the others leave, the gang
+// should have been bound: a problem. First fit finding a placement proves
+// one exists; a gang that first fit cannot place is not judged.
+func (ru *run) pendingGangsThatFit(ctx context.Context, pods map[string]*v1.Pod, groups map[string][]*v1.Pod, nodes []v1.Node, used map[string]v1.ResourceList, nominated map[string][]*v1.Pod) []string {
+	var ns string
+	for _, members := range groups {
+		ns = members[0].Namespace
+		break
+	}
+	list, err := ru.r.Client.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{fmt.Sprintf("listing pod groups: %v", err)}
+	}
+	minCount := map[string]int{} // 0: a basic group, without a minimum
+	for _, pg := range list.Items {
+		if pg.DeletionTimestamp != nil {
+			continue
+		}
+		minCount[pg.Name] = 0
+		if pg.Spec.SchedulingPolicy.Gang != nil {
+			minCount[pg.Name] = int(pg.Spec.SchedulingPolicy.Gang.MinCount)
+		}
+	}
+	return judgePendingGangs(minCount, pods, groups, nodes, used, nominated)
+}
+
+// judgePendingGangs is pendingGangsThatFit on what it read: minCount by
+// pod group (0 for a basic group; a group not listed has no PodGroup).
+func judgePendingGangs(minCount map[string]int, pods map[string]*v1.Pod, groups map[string][]*v1.Pod, nodes []v1.Node, used map[string]v1.ResourceList, nominated map[string][]*v1.Pod) []string {
+	bound := map[string]int{}
+	for _, p := range pods {
+		if p.Spec.SchedulingGroup != nil && p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+			bound[*p.Spec.SchedulingGroup.PodGroupName]++
+		}
+	}
+	var problems []string
+	for _, group := range slices.Sorted(maps.Keys(groups)) {
+		members := groups[group]
+		want, ok := minCount[group]
+		if !ok || bound[group]+len(members) < want {
+			continue
+		}
+		if want == 0 {
+			// A basic group binds what fits: each member is judged alone.
+			for _, p := range members {
+				if node := firstFit(nodes, used, nominated, p); node != "" {
+					problems = append(problems, fmt.Sprintf("pod %s of basic pod group %s stayed pending although it fits node %s", p.Name, group, node))
+				}
+			}
+			continue
+		}
+		trial := map[string]v1.ResourceList{}
+		for node, u := range used {
+			trial[node] = u.DeepCopy()
+		}
+		var placed []string
+		for _, p := range members {
+			node := firstFit(nodes, trial, nominated, p)
+			if node == "" {
+				break
+			}
+			addTo(trial, node, p)
+			placed = append(placed, p.Name+"→"+node)
+		}
+		if len(placed) == len(members) {
+			problems = append(problems, fmt.Sprintf("pod group %s (minCount %d, %d bound) stayed pending although its members fit: %s", group, want, bound[group], strings.Join(placed, ", ")))
+		}
+	}
 	return problems
 }
 

@@ -144,3 +144,77 @@ func TestBindingProblem(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgePendingGangs: a pending gang is a problem only if it could be
+// bound: its PodGroup exists, its members bound and pending reach
+// minCount, and first fit places every pending member on the room left.
+func TestJudgePendingGangs(t *testing.T) {
+	// Two nodes of 2 CPUs; node a has 1 CPU used by a bound pod.
+	nodes := []v1.Node{*makeNode("a", NodeSpec{CPU: "2"}), *makeNode("b", NodeSpec{CPU: "2"})}
+	member := func(name, group, cpu, node string) *v1.Pod {
+		p := makePod("ns", name, PodSpec{CPU: cpu, PodGroup: group})
+		p.Spec.NodeName = node
+		return p
+	}
+	tests := []struct {
+		name     string
+		minCount map[string]int
+		pods     []*v1.Pod
+		want     []string
+	}{
+		{
+			name:     "a gang that fits",
+			minCount: map[string]int{"g": 3},
+			pods:     []*v1.Pod{member("g-0", "g", "1", ""), member("g-1", "g", "1", ""), member("g-2", "g", "1", "")},
+			want:     []string{"pod group g (minCount 3, 0 bound) stayed pending although its members fit: g-0→a, g-1→b, g-2→b"},
+		},
+		{
+			name:     "a gang that does not fit together",
+			minCount: map[string]int{"g": 3},
+			pods:     []*v1.Pod{member("g-0", "g", "1500m", ""), member("g-1", "g", "1500m", ""), member("g-2", "g", "1", "")},
+		},
+		{
+			name:     "a gang short of a member",
+			minCount: map[string]int{"g": 3},
+			pods:     []*v1.Pod{member("g-0", "g", "1", ""), member("g-1", "g", "1", "")},
+		},
+		{
+			name:     "a gang without its PodGroup",
+			minCount: map[string]int{},
+			pods:     []*v1.Pod{member("g-0", "g", "1", ""), member("g-1", "g", "1", ""), member("g-2", "g", "1", "")},
+		},
+		{
+			name:     "a member left of a gang bound already",
+			minCount: map[string]int{"g": 3},
+			pods:     []*v1.Pod{member("g-0", "g", "1", "b"), member("g-1", "g", "1", "b"), member("g-2", "g", "1", "")},
+			want:     []string{"pod group g (minCount 3, 2 bound) stayed pending although its members fit: g-2→a"},
+		},
+		{
+			name:     "a basic group: each member alone",
+			minCount: map[string]int{"g": 0},
+			pods:     []*v1.Pod{member("g-0", "g", "3", ""), member("g-1", "g", "1", "")},
+			want:     []string{"pod g-1 of basic pod group g stayed pending although it fits node a"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pods := map[string]*v1.Pod{"busy": makePod("ns", "busy", PodSpec{CPU: "1"})}
+			pods["busy"].Spec.NodeName = "a"
+			used := map[string]v1.ResourceList{}
+			addTo(used, "a", pods["busy"])
+			groups := map[string][]*v1.Pod{}
+			for _, p := range tt.pods {
+				pods[p.Name] = p
+				if p.Spec.NodeName != "" {
+					addTo(used, p.Spec.NodeName, p)
+				} else {
+					groups["g"] = append(groups["g"], p)
+				}
+			}
+			got := judgePendingGangs(tt.minCount, pods, groups, nodes, used, nil)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("problems (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
