@@ -22,8 +22,8 @@ type waitingPods struct {
 	pods map[types.UID]*waitingPod
 	// permitMu orders the decisions about waiting pods: the framework holds
 	// it while the Permit plugins run and while the Unreserve plugins run,
-	// a deadline takes it before it rejects a pod, and so does the
-	// rejection of a deleted pod. So a gang's last member, which counts the
+	// a deadline takes it before it rejects a pod, and so do the
+	// rejection of a deleted pod and a preemption. So a gang's last member, which counts the
 	// members waiting and then allows them, cannot see one of them rejected
 	// in between and bind the gang without it. (Upstream's timers reject
 	// without such a lock.)
@@ -73,11 +73,13 @@ func (m *waitingPods) list() []*waitingPod {
 // must Allow it, each before its own deadline; one Reject, or one deadline
 // passing, rejects it. The verdict is delivered once, on verdict.
 type waitingPod struct {
-	pod     *v1.Pod
-	mu      sync.Mutex
-	pending map[string]clock.Timer // plugin -> its deadline
-	verdict chan *fwk.Status       // buffered: deciding never blocks
-	decided bool
+	pod *v1.Pod
+	// permitMu is the map's: Preempt takes it, as the other rejections do.
+	permitMu sync.Locker
+	mu       sync.Mutex
+	pending  map[string]clock.Timer // plugin -> its deadline
+	verdict  chan *fwk.Status       // buffered: deciding never blocks
+	decided  bool
 }
 
 var _ fwk.WaitingPod = &waitingPod{}
@@ -85,7 +87,7 @@ var _ fwk.WaitingPod = &waitingPod{}
 // newWaitingPod starts one deadline per waiting plugin. A deadline rejects
 // the pod with upstream's message, holding permitMu.
 func newWaitingPod(pod *v1.Pod, waitTimes map[string]time.Duration, clk clock.WithDelayedExecution, permitMu sync.Locker) *waitingPod {
-	wp := &waitingPod{pod: pod, pending: map[string]clock.Timer{}, verdict: make(chan *fwk.Status, 1)}
+	wp := &waitingPod{pod: pod, permitMu: permitMu, pending: map[string]clock.Timer{}, verdict: make(chan *fwk.Status, 1)}
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	for plugin, d := range waitTimes {
@@ -146,7 +148,13 @@ func (w *waitingPod) Reject(pluginName, msg string) bool {
 
 // Preempt ends the wait without marking the pod unschedulable: preemption
 // calls it for a waiting pod it evicts (framework/preemption's executor).
+// It holds permitMu, as a deadline does, so that a gang's Permit that
+// counts the waiting members and then allows them does not allow the
+// others without one preempted in between. No plugin calls it while
+// permitMu is held.
 func (w *waitingPod) Preempt(pluginName, msg string) bool {
+	w.permitMu.Lock()
+	defer w.permitMu.Unlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.decide(fwk.NewStatus(fwk.Error, msg).WithPlugin(pluginName))
