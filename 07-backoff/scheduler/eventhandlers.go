@@ -143,11 +143,15 @@ func (sched *Scheduler) deletePod(obj any) {
 
 func (sched *Scheduler) addPodToSchedulingQueue(pod *v1.Pod) {
 	sched.logger.V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
-	sched.queue.Add(sched.logger, pod)
 	// A new pending pod may be what a waiting pod needs: the member its gang
 	// lacks (the Gang plugin). Upstream v1.37 sends this event only when its
-	// GenericWorkload feature gate is on, for its own pod groups.
+	// GenericWorkload feature gate is on, for its own pod groups, after the
+	// Add. Here it comes before: the event sets moveRequestCycle, and had
+	// the new pod been popped in between, its own event would count as one
+	// that came during its first cycle and send it to backoffQ if it fails.
+	// Chapter 08's in-flight events tell which events concern the pod.
 	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, framework.EventUnscheduledPodAdd, nil)
+	sched.queue.Add(sched.logger, pod)
 }
 
 func (sched *Scheduler) updatePodInSchedulingQueue(oldPod, newPod *v1.Pod) {
