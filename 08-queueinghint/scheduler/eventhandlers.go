@@ -150,8 +150,8 @@ func (sched *Scheduler) addPodToSchedulingQueue(pod *v1.Pod) {
 	// lacks (the Gang plugin). Upstream v1.37 sends this event only when its
 	// GenericWorkload feature gate is on, for its own pod groups, after the
 	// Add, as here: if the new pod is popped in between, its own event is in
-	// flight during its cycle, and moves it only if a plugin that rejected
-	// it registered the event and its hint says Queue.
+	// flight during its cycle, and counts for it only as its rejecting
+	// plugins' queueing hints say.
 	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, framework.EventUnscheduledPodAdd, nil, pod, nil)
 }
 
