@@ -64,9 +64,10 @@ type testEvent struct {
 }
 
 // GoTest runs go test with the race detector in dir (a chapter or a copy
-// of one) and reads its JSON events.
+// of one) and reads its JSON events. The test binary goes without DWARF
+// (-w), as BuildTestBinary's: linking is most of a run's cost.
 func GoTest(ctx context.Context, dir string, run TestRun, timeout time.Duration) Result {
-	args := []string{"test", "-json", "-race", "-count=1", "-timeout", timeout.String(), "-run", run.Run, run.Pkg}
+	args := []string{"test", "-json", "-race", "-count=1", "-ldflags=-w", "-timeout", timeout.String(), "-run", run.Run, run.Pkg}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
