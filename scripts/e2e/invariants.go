@@ -274,10 +274,10 @@ func firstFit(nodes []v1.Node, used map[string]v1.ResourceList, nominated map[st
 // pendingGangsThatFit judges the pending members of pod groups (chapter 11
 // on), group by group. A group may stay pending if its PodGroup is gone,
 // or if its members bound and pending cannot reach minCount (the churn
-// deleted one). A basic group's members are judged one by one. Otherwise, if the pending members fit together, placed
-// first fit one after the other on the room the others leave, the gang
-// should have been bound: a problem. First fit finding a placement proves
-// one exists; a gang that first fit cannot place is not judged.
+// deleted one). A basic group's members are judged one by one. Otherwise
+// the gang is a problem only if it fits in whatever order the scheduler
+// places its members (judgePendingGangs). The runs put every pod in one
+// namespace: the PodGroups are listed in the members' namespace.
 func (ru *run) pendingGangsThatFit(ctx context.Context, pods map[string]*v1.Pod, groups map[string][]*v1.Pod, nodes []v1.Node, used map[string]v1.ResourceList, nominated map[string][]*v1.Pod) []string {
 	var ns string
 	for _, members := range groups {
@@ -303,10 +303,23 @@ func (ru *run) pendingGangsThatFit(ctx context.Context, pods map[string]*v1.Pod,
 
 // judgePendingGangs is pendingGangsThatFit on what it read: minCount by
 // pod group (0 for a basic group; a group not listed has no PodGroup).
+//
+// The pod-group cycle places the members one after the other, each where
+// Filter and Score put it, and never moves one it placed (chapter 11's
+// podGroupSchedulingDefaultAlgorithm, as upstream's in
+// schedule_one_podgroup.go). A gang that fits
+// in one order may not fit in the order the scheduler took: a node's room
+// taken by a small member may be what a large one needed. So each member
+// is placed first fit as if it requested, for every resource, as much as
+// the largest member does. If all fit so, every node that held k of these
+// still has room for k of the real members whatever their order (a member
+// takes at most one such slot), and any order places the gang: it should
+// have been bound, a problem. Otherwise the gang is not judged.
 func judgePendingGangs(minCount map[string]int, pods map[string]*v1.Pod, groups map[string][]*v1.Pod, nodes []v1.Node, used map[string]v1.ResourceList, nominated map[string][]*v1.Pod) []string {
-	bound := map[string]int{}
+	bound := map[string]int{} // members bound and running, as the scheduler counts them
 	for _, p := range pods {
-		if p.Spec.SchedulingGroup != nil && p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+		if p.Spec.SchedulingGroup != nil && p.Spec.NodeName != "" && p.DeletionTimestamp == nil &&
+			p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
 			bound[*p.Spec.SchedulingGroup.PodGroupName]++
 		}
 	}
@@ -330,13 +343,15 @@ func judgePendingGangs(minCount map[string]int, pods map[string]*v1.Pod, groups 
 		for node, u := range used {
 			trial[node] = u.DeepCopy()
 		}
+		largest := largestRequests(members)
 		var placed []string
 		for _, p := range members {
-			node := firstFit(nodes, trial, nominated, p)
+			slot := asLarge(p, largest)
+			node := firstFit(nodes, trial, nominated, slot)
 			if node == "" {
 				break
 			}
-			addTo(trial, node, p)
+			addTo(trial, node, slot)
 			placed = append(placed, p.Name+"→"+node)
 		}
 		if len(placed) == len(members) {
@@ -344,6 +359,27 @@ func judgePendingGangs(minCount map[string]int, pods map[string]*v1.Pod, groups 
 		}
 	}
 	return problems
+}
+
+// largestRequests is, for each resource, the largest request among pods.
+func largestRequests(pods []*v1.Pod) v1.ResourceList {
+	largest := v1.ResourceList{}
+	for _, p := range pods {
+		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			if cur, ok := largest[name]; !ok || q.Cmp(cur) > 0 {
+				largest[name] = q
+			}
+		}
+	}
+	return largest
+}
+
+// asLarge is p, with its constraints, requesting requests in one container.
+func asLarge(p *v1.Pod, requests v1.ResourceList) *v1.Pod {
+	slot := p.DeepCopy()
+	slot.Spec.InitContainers, slot.Spec.Overhead, slot.Spec.Resources = nil, nil, nil
+	slot.Spec.Containers = []v1.Container{{Name: "slot", Resources: v1.ResourceRequirements{Requests: requests.DeepCopy()}}}
+	return slot
 }
 
 // addTo adds a pod's requests, and one pod, to a node's usage.

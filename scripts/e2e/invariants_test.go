@@ -156,6 +156,10 @@ func TestJudgePendingGangs(t *testing.T) {
 		p.Spec.NodeName = node
 		return p
 	}
+	succeeded := func(p *v1.Pod) *v1.Pod {
+		p.Status.Phase = v1.PodSucceeded
+		return p
+	}
 	tests := []struct {
 		name     string
 		minCount map[string]int
@@ -167,6 +171,19 @@ func TestJudgePendingGangs(t *testing.T) {
 			minCount: map[string]int{"g": 3},
 			pods:     []*v1.Pod{member("g-0", "g", "1", ""), member("g-1", "g", "1", ""), member("g-2", "g", "1", "")},
 			want:     []string{"pod group g (minCount 3, 0 bound) stayed pending although its members fit: g-0→a, g-1→b, g-2→b"},
+		},
+		{
+			// First fit by name places 1200m on b, 800m on a and 800m on
+			// b; a scheduler that puts the two 800m first on b, the
+			// emptier node, leaves no room for 1200m.
+			name:     "a gang that fits in some orders only: not judged",
+			minCount: map[string]int{"g": 3},
+			pods:     []*v1.Pod{member("g-0", "g", "1200m", ""), member("g-1", "g", "800m", ""), member("g-2", "g", "800m", "")},
+		},
+		{
+			name:     "a member that ran to completion does not count toward minCount",
+			minCount: map[string]int{"g": 3},
+			pods:     []*v1.Pod{succeeded(member("g-0", "g", "1", "b")), member("g-1", "g", "1", ""), member("g-2", "g", "1", "")},
 		},
 		{
 			name:     "a gang that does not fit together",
@@ -206,7 +223,9 @@ func TestJudgePendingGangs(t *testing.T) {
 			for _, p := range tt.pods {
 				pods[p.Name] = p
 				if p.Spec.NodeName != "" {
-					addTo(used, p.Spec.NodeName, p)
+					if p.Status.Phase != v1.PodSucceeded { // as checkCapacity counts the room
+						addTo(used, p.Spec.NodeName, p)
+					}
 				} else {
 					groups["g"] = append(groups["g"], p)
 				}
