@@ -14,6 +14,7 @@ jobs="$1"; shift
 here="$(cd "$(dirname "$0")" && pwd)"
 cmds=()
 for m in "$@"; do
-  cmds+=("bash '${here}/stage.sh' 'go test ${m}' env -C '${m}' GOWORK=off go test -race -count=1 -ldflags=-w ./...")
+  printf -v cmd '%q ' bash "${here}/stage.sh" "go test ${m}" env -C "${m}" GOWORK=off go test -race -count=1 -ldflags=-w ./...
+  cmds+=("${cmd}")
 done
 exec bash "${here}/parallel.sh" "${jobs}" "${cmds[@]}"
