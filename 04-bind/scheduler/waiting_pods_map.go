@@ -22,8 +22,8 @@ type waitingPods struct {
 	pods map[types.UID]*waitingPod
 	// permitMu orders the decisions about waiting pods: the framework holds
 	// it while the Permit plugins run and while the Unreserve plugins run,
-	// a deadline takes it before it rejects a pod, and so does the
-	// rejection of a deleted pod. So a gang's last member, which counts the
+	// a deadline takes it before it rejects a pod, and so does WaitOnPermit
+	// when the scheduler stops. So a gang's last member, which counts the
 	// members waiting and then allows them, cannot see one of them rejected
 	// in between and bind the gang without it. (Upstream's timers reject
 	// without such a lock.)

@@ -146,7 +146,7 @@ func (sched *Scheduler) addPodToSchedulingQueue(pod *v1.Pod) {
 	sched.queue.Add(sched.logger, pod)
 	// A new pending pod may be what a waiting pod needs: the member its gang
 	// lacks (the Gang plugin). Upstream v1.37 sends this event only when its
-	// GenericWorkload feature gate is on, for its own pod groups.
+	// GenericWorkload feature gate is on, for any pending pod.
 	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, framework.EventUnscheduledPodAdd, nil)
 }
 

@@ -145,7 +145,7 @@ func (sched *Scheduler) addPodToSchedulingQueue(pod *v1.Pod) {
 	sched.logger.V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
 	// A new pending pod may be what a waiting pod needs: the member its gang
 	// lacks (the Gang plugin). Upstream v1.37 sends this event only when its
-	// GenericWorkload feature gate is on, for its own pod groups, after the
+	// GenericWorkload feature gate is on, for any pending pod, after the
 	// Add. Here it comes before: the event sets moveRequestCycle, and had
 	// the new pod been popped in between, its own event would count as one
 	// that came during its first cycle and send it to backoffQ if it fails.

@@ -148,7 +148,7 @@ func (sched *Scheduler) addPodToSchedulingQueue(pod *v1.Pod) {
 	sched.queue.Add(sched.logger, pod)
 	// A new pending pod may be what a waiting pod needs: the member its gang
 	// lacks (the Gang plugin). Upstream v1.37 sends this event only when its
-	// GenericWorkload feature gate is on, for its own pod groups, after the
+	// GenericWorkload feature gate is on, for any pending pod, after the
 	// Add, as here: if the new pod is popped in between, its own event is in
 	// flight during its cycle, and counts for it only as its rejecting
 	// plugins' queueing hints say.

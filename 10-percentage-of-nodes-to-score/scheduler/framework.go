@@ -806,7 +806,7 @@ func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *fwk.Status {
 		}
 		return fwk.AsStatus(fmt.Errorf("waiting on permit: %w", s.AsError())).WithPlugin(s.Plugin())
 	case <-ctx.Done():
-		// Under permitMu, as every rejection.
+		// Under permitMu, as a deadline's rejection.
 		f.waitingPods.permitMu.Lock()
 		wp.Reject("", "the scheduler is stopping")
 		f.waitingPods.permitMu.Unlock()

@@ -22,11 +22,12 @@ type waitingPods struct {
 	pods map[types.UID]*waitingPod
 	// permitMu orders the decisions about waiting pods: the framework holds
 	// it while the Permit plugins run and while the Unreserve plugins run,
-	// a deadline takes it before it rejects a pod, and so do the rejection
-	// of a deleted pod and a preemption. So a gang's last member, which
-	// counts the members waiting and then allows them, cannot see one of
-	// them rejected in between and bind the gang without it. (Upstream's
-	// timers reject without such a lock.)
+	// a deadline takes it before it rejects a pod, and so do WaitOnPermit
+	// when the scheduler stops, the rejection of a deleted pod and a
+	// preemption. So a gang's last member, which counts the members waiting
+	// and then allows them, cannot see one of them rejected in between and
+	// bind the gang without it. (Upstream's timers reject without such a
+	// lock.)
 	permitMu sync.Mutex
 }
 

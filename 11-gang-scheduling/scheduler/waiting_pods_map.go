@@ -28,13 +28,14 @@ type waitingPods struct {
 	rejected sets.Set[types.UID]
 	// permitMu orders the decisions about waiting pods: the framework holds
 	// it while the Permit plugins run and while the Unreserve plugins run,
-	// a deadline takes it before it rejects a pod, and so do the rejection
-	// of a deleted pod and a preemption. So a gang's last member, which
-	// counts its gang's members and then allows the waiting ones, cannot
-	// see one of them rejected in between and bind the gang without it:
-	// GangScheduling counts the assumed members, and the handle leaves out
-	// the ones already rejected (permitAwarePodGroupManager). (Upstream's
-	// timers reject without such a lock.)
+	// a deadline takes it before it rejects a pod, and so do WaitOnPermit
+	// when the scheduler stops, the rejection of a deleted pod and a
+	// preemption. So a gang's last member, which counts its gang's members
+	// and then allows the waiting ones, cannot see one of them rejected in
+	// between and bind the gang without it: GangScheduling counts the
+	// assumed members, and the handle leaves out the ones already rejected
+	// (permitAwarePodGroupManager). (Upstream's timers reject without such
+	// a lock.)
 	permitMu sync.Mutex
 }
 
