@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"minisched/scripts/e2e"
 )
 
 // Names of the preemption workloads, after scheduler_perf's
@@ -212,7 +214,7 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	// The apiserver computes a pod's priority from its PriorityClass, so a
 	// class stands in for the template's priority: 9999999.
 	high := ns + "-high"
-	if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}, Value: 9999999}, metav1.CreateOptions{}); err != nil {
+	if err := e2e.CreatePriorityClass(ctx, client, ns, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}, Value: 9999999}); err != nil {
 		return res, err
 	}
 	defer func() {

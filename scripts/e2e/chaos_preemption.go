@@ -39,8 +39,8 @@ func (c *chaos) createPriorityClasses(ctx context.Context) error {
 			policy := v1.PreemptionPolicy(pc.PreemptionPolicy)
 			obj.PreemptionPolicy = &policy
 		}
-		if _, err := c.r.Client.SchedulingV1().PriorityClasses().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating priority class %s: %w", name, err)
+		if err := CreatePriorityClass(ctx, c.r.Client, c.ns, obj); err != nil {
+			return err
 		}
 		c.classes = append(c.classes, name)
 	}

@@ -275,8 +275,8 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 				policy := v1.PreemptionPolicy(pc.PreemptionPolicy)
 				obj.PreemptionPolicy = &policy
 			}
-			if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-				return fmt.Errorf("creating priority class %s: %w", name, err)
+			if err := CreatePriorityClass(ctx, client, ru.ns, obj); err != nil {
+				return err
 			}
 			ru.classes = append(ru.classes, name)
 		}
