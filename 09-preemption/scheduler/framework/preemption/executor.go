@@ -133,7 +133,11 @@ func (e *Executor) actuatePodPreemption(ctx context.Context, c Candidate, preemp
 // scheduling cycle, then clears the nominations of lower-priority pods on
 // the node: they may no longer fit there, and without a nomination they
 // are free to go elsewhere. The scheduling loop waits for every API call.
-// Upstream sends the deletions in parallel.
+// The first error stops it: the victims not yet started are left alone,
+// since the preemptor will not come to this node this time. Upstream
+// sends the deletions in parallel (Parallelizer().Until), and its first
+// error cancels the pieces not yet started (errCh.SendWithCancel), which
+// is this loop when parallelism is 1.
 //
 //workshop:part 09/5
 func (e *Executor) prepareCandidate(ctx context.Context, c Candidate, preemptor *v1.Pod, pluginName string) *fwk.Status {
@@ -160,8 +164,10 @@ func (e *Executor) prepareCandidate(ctx context.Context, c Candidate, preemptor 
 // the goroutine is done, the preemptor is in preempting: PreEnqueue holds
 // it back, or it would find the victims still running and preempt again.
 //
-// The victims but the last are deleted in parallel; the last one alone,
-// recorded in lastVictimsPendingPreemption first. Its deletion is the
+// The victims but the last are deleted one after the other (upstream: in
+// parallel), and the first error stops the rest, the last one included;
+// the last one goes alone, recorded in lastVictimsPendingPreemption
+// first. Its deletion is the
 // event that brings the preemptor back, and that event may arrive before
 // the goroutine takes the preemptor out of preempting: PreEnqueue then
 // sees the last victim terminating or gone and lets the preemptor through,
@@ -207,19 +213,12 @@ func (e *Executor) prepareCandidateAsync(c Candidate, preemptor *v1.Pod, pluginN
 		}
 
 		preemptLastVictim := true
-		if len(victimPods) > 1 {
-			var wg sync.WaitGroup
-			errs := make([]error, len(victimPods)-1)
-			for i, victim := range victimPods[:len(victimPods)-1] {
-				wg.Go(func() {
-					_, errs[i] = e.PreemptPod(ctx, c, preemptor, victim, pluginName)
-				})
-			}
-			wg.Wait()
-			if err := utilerrors.NewAggregate(errs); err != nil {
+		for _, victim := range victimPods[:len(victimPods)-1] {
+			if _, err := e.PreemptPod(ctx, c, preemptor, victim, pluginName); err != nil {
 				logger.Error(err, "Error occurred during async preemption")
 				failed = true
 				preemptLastVictim = false
+				break
 			}
 		}
 		if preemptLastVictim {

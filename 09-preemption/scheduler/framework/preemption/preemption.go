@@ -8,9 +8,10 @@
 // Left out, as the chapter's page says: pod groups as victims or preemptors
 // (podgrouppreemption.go, the Domain and Victim types of types.go),
 // extenders (callExtenders), and custom ordering (OrderedScoreFuncs). The
-// dry runs go one node after the other; upstream runs them in parallel
-// (Handle.Parallelizer), which the plan leaves to chapter 10, the one
-// about parallel filtering.
+// dry runs go one node after the other, and the executor evicts one victim
+// after the other; upstream runs both in parallel (Handle.Parallelizer),
+// which the plan leaves to chapter 10, the one about parallel filtering.
+// With parallelism 1, upstream does what this chapter does.
 package preemption
 
 import (
@@ -195,7 +196,12 @@ func (ev *Evaluator) findCandidates(ctx context.Context, state fwk.CycleState, a
 // candidates, at least one of which violates no PodDisruptionBudget. It
 // returns the candidates that violate none first, and the status of each
 // node that is no candidate. Each dry run works on copies of the node and
-// of the cycle state.
+// of the cycle state. Each list keeps at most candidatesNum, as upstream's
+// candidateList does (newCandidateList and add, framework/preemption/
+// types.go): while no node without a violation has turned up, the loop
+// goes on, but the violating candidates past the first candidatesNum are
+// dropped, so that SelectCandidate chooses among the same nodes as
+// upstream.
 //
 //workshop:part 09/4
 func (ev *Evaluator) DryRunPreemption(ctx context.Context, state fwk.CycleState, pod *v1.Pod, potentialNodes []fwk.NodeInfo,
@@ -214,9 +220,9 @@ func (ev *Evaluator) DryRunPreemption(ctx context.Context, state fwk.CycleState,
 				victims: &extenderv1.Victims{Pods: pods, NumPDBViolations: int64(numPDBViolations)},
 				name:    nodeInfo.Node().Name,
 			}
-			if numPDBViolations == 0 {
+			if numPDBViolations == 0 && int32(len(nonViolatingCandidates)) < candidatesNum {
 				nonViolatingCandidates = append(nonViolatingCandidates, c)
-			} else {
+			} else if numPDBViolations != 0 && int32(len(violatingCandidates)) < candidatesNum {
 				violatingCandidates = append(violatingCandidates, c)
 			}
 			nvcSize, vcSize := len(nonViolatingCandidates), len(violatingCandidates)

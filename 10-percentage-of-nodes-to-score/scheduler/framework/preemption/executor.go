@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	apipod "k8s.io/kubernetes/pkg/api/v1/pod"
+	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/util"
 )
@@ -129,23 +130,32 @@ func (e *Executor) actuatePodPreemption(ctx context.Context, c Candidate, preemp
 	return e.prepareCandidate(ctx, c, preemptor, pluginName)
 }
 
-// prepareCandidate evicts the victims, one after the other, within the
-// scheduling cycle, then clears the nominations of lower-priority pods on
-// the node: they may no longer fit there, and without a nomination they
-// are free to go elsewhere. The scheduling loop waits for every API call.
-// Upstream sends the deletions in parallel.
+// prepareCandidate evicts the victims within the scheduling cycle, on up
+// to `parallelism` goroutines (the handle's Parallelizer), then clears the
+// nominations of lower-priority pods on the node: they may no longer fit
+// there, and without a nomination they are free to go elsewhere. The
+// scheduling loop waits for every API call. The first error cancels the
+// victims not yet started (errCh.SendWithCancel), as upstream's does: the
+// preemptor will not come to this node this time.
 //
 //workshop:part 09/5
 func (e *Executor) prepareCandidate(ctx context.Context, c Candidate, preemptor *v1.Pod, pluginName string) *fwk.Status {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	logger := klog.FromContext(ctx)
-	for _, victim := range c.Victims().Pods {
+	errCh := parallelize.NewResultChannel[error]()
+	e.fh.Parallelizer().Until(ctx, len(c.Victims().Pods), func(i int) {
+		victim := c.Victims().Pods[i]
 		if victim.DeletionTimestamp != nil {
 			logger.V(2).Info("Victim Pod is already being deleted, skipping the API call for it", "preemptor", klog.KObj(preemptor), "node", c.Name(), "victim", klog.KObj(victim))
-			continue
+			return
 		}
 		if _, err := e.PreemptPod(ctx, c, preemptor, victim, pluginName); err != nil {
-			return fwk.AsStatus(err)
+			errCh.SendWithCancel(err, cancel)
 		}
+	}, pluginName)
+	if err := errCh.Receive(); err != nil {
+		return fwk.AsStatus(err)
 	}
 	nominatedPods := getLowerPriorityNominatedPods(e.fh, corev1helpers.PodPriority(preemptor), c.Name())
 	if err := clearNominatedNodeName(ctx, e.fh.ClientSet(), nominatedPods...); err != nil {
@@ -160,8 +170,9 @@ func (e *Executor) prepareCandidate(ctx context.Context, c Candidate, preemptor 
 // the goroutine is done, the preemptor is in preempting: PreEnqueue holds
 // it back, or it would find the victims still running and preempt again.
 //
-// The victims but the last are deleted in parallel; the last one alone,
-// recorded in lastVictimsPendingPreemption first. Its deletion is the
+// The victims but the last are deleted in parallel, and the first error
+// cancels the ones not yet started, the last one included; the last one
+// goes alone, recorded in lastVictimsPendingPreemption first. Its deletion is the
 // event that brings the preemptor back, and that event may arrive before
 // the goroutine takes the preemptor out of preempting: PreEnqueue then
 // sees the last victim terminating or gone and lets the preemptor through,
@@ -208,15 +219,13 @@ func (e *Executor) prepareCandidateAsync(c Candidate, preemptor *v1.Pod, pluginN
 
 		preemptLastVictim := true
 		if len(victimPods) > 1 {
-			var wg sync.WaitGroup
-			errs := make([]error, len(victimPods)-1)
-			for i, victim := range victimPods[:len(victimPods)-1] {
-				wg.Go(func() {
-					_, errs[i] = e.PreemptPod(ctx, c, preemptor, victim, pluginName)
-				})
-			}
-			wg.Wait()
-			if err := utilerrors.NewAggregate(errs); err != nil {
+			errCh := parallelize.NewResultChannel[error]()
+			e.fh.Parallelizer().Until(ctx, len(victimPods)-1, func(i int) {
+				if _, err := e.PreemptPod(ctx, c, preemptor, victimPods[i], pluginName); err != nil {
+					errCh.SendWithCancel(err, cancel)
+				}
+			}, pluginName)
+			if err := errCh.Receive(); err != nil {
 				logger.Error(err, "Error occurred during async preemption")
 				failed = true
 				preemptLastVictim = false

@@ -10,15 +10,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 )
 
@@ -38,6 +41,11 @@ func (h *executorHandle) SharedInformerFactory() informers.SharedInformerFactory
 func (h *executorHandle) NodeInfos() fwk.NodeInfoLister                          { return nil }
 func (h *executorHandle) NominatedPodsForNode(string) []fwk.PodInfo              { return nil }
 func (h *executorHandle) GetWaitingPod(types.UID) fwk.WaitingPod                 { return nil }
+
+// Parallelizer runs the evictions one at a time (kube-scheduler's
+// parallelism: 1), so that which victims start before a failure is the same
+// in every run.
+func (h *executorHandle) Parallelizer() fwk.Parallelizer { return parallelize.NewParallelizer(1) }
 func (h *executorHandle) EventRecorder() events.EventRecorderLogger {
 	return events.NewFakeRecorder(10)
 }
@@ -170,5 +178,65 @@ func TestPreemptPod(t *testing.T) {
 	}
 	if _, err := e.PreemptPod(ctx, c, preemptor, victim, "DefaultPreemption"); err != nil {
 		t.Errorf("preempting a victim that is gone: %v, want no error", err)
+	}
+}
+
+// TestEvictionsStopAtFirstError: the apiserver refuses the second of four
+// victims' DisruptionTarget patch. The victims not yet started are left
+// alone, and after a failure the last one is not evicted either; only the
+// first is deleted, with or without asynchronous preemption. Upstream's
+// executor (framework/preemption/executor.go) cancels the pieces not yet
+// started at the first error (errCh.SendWithCancel), as this chapter's
+// does; with parallelism 1, as here, it deletes exactly the victims before
+// the failing one.
+func TestEvictionsStopAtFirstError(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(map[bool]string{false: "within the cycle", true: "asynchronous"}[async], func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			var victims []*v1.Pod
+			var objs []runtime.Object
+			for _, name := range []string{"v1", "v2", "v3", "v4"} {
+				p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name)}, Spec: v1.PodSpec{NodeName: "n"}}
+				victims = append(victims, p)
+				objs = append(objs, p)
+			}
+			client := fake.NewClientset(objs...)
+			client.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.(k8stesting.PatchAction).GetName() == "v2" {
+					return true, nil, errors.New("apiserver says no")
+				}
+				return false, nil, nil
+			})
+			h := &executorHandle{client: client, factory: informers.NewSharedInformerFactory(client, 0), activatedCh: make(chan struct{})}
+			e := NewExecutor(h, feature.Features{EnableAsyncPreemption: async})
+			ctx, cancel := context.WithCancel(ctx)
+			h.factory.Start(ctx.Done())
+			h.factory.WaitForCacheSync(ctx.Done())
+			t.Cleanup(func() { cancel(); h.factory.Shutdown() })
+			preemptor := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "preemptor", UID: "preemptor"}}
+			c := &candidate{name: "n", victims: &extenderv1.Victims{Pods: victims}}
+			status := e.actuatePodPreemption(ctx, c, preemptor, "DefaultPreemption")
+			if async {
+				// The goroutine activates the preemptor last, after a
+				// failure. The deadline only bounds how long a failing
+				// test waits.
+				select {
+				case <-h.activatedCh:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the preemptor was not activated after the failed eviction")
+				}
+			} else if status.IsSuccess() {
+				t.Errorf("actuatePodPreemption = success, want the patch's error")
+			}
+			var deleted []string
+			for _, a := range client.Actions() {
+				if a.GetVerb() == "delete" {
+					deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
+				}
+			}
+			if diff := cmp.Diff([]string{"v1"}, deleted); diff != "" {
+				t.Errorf("deleted victims (-want, +got):\n%s", diff)
+			}
+		})
 	}
 }

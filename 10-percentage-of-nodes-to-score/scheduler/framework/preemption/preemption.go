@@ -8,9 +8,8 @@
 // Left out, as the chapter's page says: pod groups as victims or preemptors
 // (podgrouppreemption.go, the Domain and Victim types of types.go),
 // extenders (callExtenders), and custom ordering (OrderedScoreFuncs). The
-// dry runs run in parallel on the handle's Parallelizer, as upstream's do;
-// the executor still deletes a candidate's victims one by one, where
-// upstream's prepareCandidate uses the Parallelizer too.
+// dry runs and the executor's evictions run in parallel on the handle's
+// Parallelizer, as upstream's do.
 package preemption
 
 import (

@@ -10,9 +10,8 @@
 // types.go; from chapter 11 on a pod group's member is a victim on its own,
 // as upstream's is when its PodGroup's disruptionMode is single),
 // extenders (callExtenders), and custom ordering (OrderedScoreFuncs). The
-// dry runs run in parallel on the handle's Parallelizer, as upstream's do;
-// the executor still deletes a candidate's victims one by one, where
-// upstream's prepareCandidate uses the Parallelizer too.
+// dry runs and the executor's evictions run in parallel on the handle's
+// Parallelizer, as upstream's do.
 package preemption
 
 import (

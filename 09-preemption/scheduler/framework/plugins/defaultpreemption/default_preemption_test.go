@@ -2,6 +2,7 @@ package defaultpreemption
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -249,6 +250,106 @@ func TestSelectVictimsOnNode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDryRunPreemption runs the dry runs on full nodes, each with one pod
+// of lower priority; a budget that allows no disruption protects the pods
+// labelled web. The dry runs stop once they have candidatesNum candidates,
+// one of them without a violation; each list keeps candidatesNum at most,
+// as upstream's candidateList does, and the candidates without a
+// violation come first, each with its node's pod.
+func TestDryRunPreemption(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	webPDB := &policy.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: web}},
+		Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
+	}
+	tests := []struct {
+		name          string
+		nodes         int
+		protected     func(i int) bool
+		offset        int32
+		candidatesNum int32
+		// wantClean and wantViolating are exact counts; -1 means "from 1 (0
+		// for violating) to candidatesNum", where the dry runs may stop
+		// at different points.
+		wantClean, wantViolating int
+	}{
+		{name: "1 candidate, every other node protected", nodes: 40, protected: func(i int) bool { return i%2 == 0 }, offset: 7, candidatesNum: 1, wantClean: -1, wantViolating: -1},
+		{name: "3 candidates, every other node protected", nodes: 40, protected: func(i int) bool { return i%2 == 0 }, offset: 7, candidatesNum: 3, wantClean: -1, wantViolating: -1},
+		{name: "every node asked for", nodes: 40, protected: func(i int) bool { return i%2 == 0 }, offset: 7, candidatesNum: 40, wantClean: 20, wantViolating: 20},
+		// The loop looks at every node before it finds the one without a
+		// violation; it keeps only the first candidatesNum violating ones.
+		{name: "only the last node unprotected", nodes: 10, protected: func(i int) bool { return i != 9 }, offset: 0, candidatesNum: 2, wantClean: 1, wantViolating: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			var nodes []*framework.NodeInfo
+			for i := range tt.nodes {
+				var labels map[string]string
+				if tt.protected(i) {
+					labels = web
+				}
+				name := fmt.Sprintf("n%02d", i)
+				nodes = append(nodes, nodeInfo(name, "2", running("low-"+name, name, 10, "2", 0, labels)))
+			}
+			pl, h := newPlugin(t, ctx, nodes...)
+			preemptor := running("preemptor", "", 100, "1", 0, nil)
+			state := framework.NewCycleState()
+			if _, s := h.fit.PreFilter(ctx, state, preemptor, nil); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			potential := make([]fwk.NodeInfo, len(nodes))
+			for i, n := range nodes {
+				potential[i] = n
+			}
+			candidates, statuses, err := pl.Evaluator.DryRunPreemption(ctx, state, preemptor, potential, []*policy.PodDisruptionBudget{webPDB}, tt.offset, tt.candidatesNum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			violating, clean := 0, 0
+			seen := map[string]bool{}
+			for i, c := range candidates {
+				if seen[c.Name()] {
+					t.Errorf("node %s is a candidate twice", c.Name())
+				}
+				seen[c.Name()] = true
+				if diff := cmp.Diff([]string{"low-" + c.Name()}, podNames(c.Victims().Pods)); diff != "" {
+					t.Errorf("victims on %s (-want, +got):\n%s", c.Name(), diff)
+				}
+				if c.Victims().NumPDBViolations > 0 {
+					violating++
+				} else {
+					clean++
+					if violating > 0 {
+						t.Errorf("candidate %d (%s) violates no budget but comes after one that does", i, c.Name())
+					}
+				}
+			}
+			if tt.wantClean >= 0 && clean != tt.wantClean {
+				t.Errorf("%d candidates without a violation, want %d", clean, tt.wantClean)
+			}
+			if tt.wantViolating >= 0 && violating != tt.wantViolating {
+				t.Errorf("%d candidates with a violation, want %d", violating, tt.wantViolating)
+			}
+			if clean < 1 || int32(clean) > tt.candidatesNum || int32(violating) > tt.candidatesNum {
+				t.Errorf("%d candidates without a violation and %d with, want 1 to %d and at most %d", clean, violating, tt.candidatesNum, tt.candidatesNum)
+			}
+			if n := statuses.Len(); n != 0 {
+				t.Errorf("%d nodes have a status: every node is a candidate", n)
+			}
+		})
+	}
+}
+
+func podNames(pods []*v1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 // TestPodEligibleToPreemptOthers: preemptionPolicy Never, and a pod whose

@@ -256,12 +256,13 @@ func TestSelectVictimsOnNode(t *testing.T) {
 	}
 }
 
-// TestDryRunPreemption runs the dry runs on 40 full nodes, each with one
-// pod of lower priority, on 16 goroutines (run it with -race). Half of the
-// nodes' pods are protected by a budget that allows no disruption. The
-// dry runs stop once they have candidatesNum candidates, one of them
-// without a violation; each list keeps candidatesNum at most, and the
-// candidates without a violation come first, each with its node's pod.
+// TestDryRunPreemption runs the dry runs on full nodes, each with one pod
+// of lower priority, on 16 goroutines (run it with -race); a budget that
+// allows no disruption protects the pods labelled web. The dry runs stop
+// once they have candidatesNum candidates, one of them without a
+// violation; each list keeps candidatesNum at most, as upstream's
+// candidateList does, and the candidates without a violation come first,
+// each with its node's pod.
 func TestDryRunPreemption(t *testing.T) {
 	web := map[string]string{"app": "web"}
 	webPDB := &policy.PodDisruptionBudget{
@@ -269,13 +270,31 @@ func TestDryRunPreemption(t *testing.T) {
 		Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: web}},
 		Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
 	}
-	for _, candidatesNum := range []int32{1, 3, 40} {
-		t.Run(fmt.Sprintf("%d candidates", candidatesNum), func(t *testing.T) {
+	tests := []struct {
+		name          string
+		nodes         int
+		protected     func(i int) bool
+		offset        int32
+		candidatesNum int32
+		// wantClean and wantViolating are exact counts; -1 means "from 1 (0
+		// for violating) to candidatesNum", where the dry runs may stop
+		// at different points.
+		wantClean, wantViolating int
+	}{
+		{name: "1 candidate, every other node protected", nodes: 40, protected: func(i int) bool { return i%2 == 0 }, offset: 7, candidatesNum: 1, wantClean: -1, wantViolating: -1},
+		{name: "3 candidates, every other node protected", nodes: 40, protected: func(i int) bool { return i%2 == 0 }, offset: 7, candidatesNum: 3, wantClean: -1, wantViolating: -1},
+		{name: "every node asked for", nodes: 40, protected: func(i int) bool { return i%2 == 0 }, offset: 7, candidatesNum: 40, wantClean: 20, wantViolating: 20},
+		// The loop looks at every node before it finds the one without a
+		// violation; it keeps only the first candidatesNum violating ones.
+		{name: "only the last node unprotected", nodes: 10, protected: func(i int) bool { return i != 9 }, offset: 0, candidatesNum: 2, wantClean: 1, wantViolating: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			var nodes []*framework.NodeInfo
-			for i := range 40 {
+			for i := range tt.nodes {
 				var labels map[string]string
-				if i%2 == 0 {
+				if tt.protected(i) {
 					labels = web
 				}
 				name := fmt.Sprintf("n%02d", i)
@@ -291,7 +310,7 @@ func TestDryRunPreemption(t *testing.T) {
 			for i, n := range nodes {
 				potential[i] = n
 			}
-			candidates, statuses, err := pl.Evaluator.DryRunPreemption(ctx, state, preemptor, potential, []*policy.PodDisruptionBudget{webPDB}, 7, candidatesNum)
+			candidates, statuses, err := pl.Evaluator.DryRunPreemption(ctx, state, preemptor, potential, []*policy.PodDisruptionBudget{webPDB}, tt.offset, tt.candidatesNum)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,11 +333,14 @@ func TestDryRunPreemption(t *testing.T) {
 					}
 				}
 			}
-			if clean < 1 || int32(clean) > candidatesNum || int32(violating) > candidatesNum {
-				t.Errorf("%d candidates without a violation and %d with, want 1 to %d and at most %d", clean, violating, candidatesNum, candidatesNum)
+			if tt.wantClean >= 0 && clean != tt.wantClean {
+				t.Errorf("%d candidates without a violation, want %d", clean, tt.wantClean)
 			}
-			if candidatesNum == 40 && (clean != 20 || violating != 20) {
-				t.Errorf("asking for every node: %d clean and %d violating candidates, want 20 and 20", clean, violating)
+			if tt.wantViolating >= 0 && violating != tt.wantViolating {
+				t.Errorf("%d candidates with a violation, want %d", violating, tt.wantViolating)
+			}
+			if clean < 1 || int32(clean) > tt.candidatesNum || int32(violating) > tt.candidatesNum {
+				t.Errorf("%d candidates without a violation and %d with, want 1 to %d and at most %d", clean, violating, tt.candidatesNum, tt.candidatesNum)
 			}
 			if n := statuses.Len(); n != 0 {
 				t.Errorf("%d nodes have a status: every node is a candidate", n)
