@@ -354,10 +354,14 @@ func (c *Cache) updateMetrics() {
 // (the zones interleaved), only when a node was added or removed. This is upstream's algorithm, without
 // the extra lists its inter-pod affinity and volume plugins need.
 //
+// First it forgets any pod a pod-group cycle left assumed in snap, as
+// upstream's does: see forgetAllAssumedPods.
+//
 //workshop:part 05/2
 func (c *Cache) UpdateSnapshot(logger klog.Logger, snap *Snapshot) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	snap.forgetAllAssumedPods(logger)
 	updateAllLists := false
 	for n := c.headNode; n != nil && n.info.Generation > snap.generation; n = n.next {
 		node := n.info.Node()

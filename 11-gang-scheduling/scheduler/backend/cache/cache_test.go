@@ -555,3 +555,35 @@ func TestSnapshotAssumePod(t *testing.T) {
 		t.Errorf("pods on n once the cache assumed a (-want, +got):\n%s", diff)
 	}
 }
+
+// TestUpdateSnapshotForgetsAssumedPods: a pod-group cycle that failed to
+// undo its simulation leaves members assumed in the snapshot. The next
+// UpdateSnapshot forgets them, the last first, as upstream's does
+// (Snapshot.forgetAllAssumedPods, called first in Cache.UpdateSnapshot):
+// otherwise a node the cache did not change would keep pods that were
+// never bound, and the next cycle would see its room taken.
+func TestUpdateSnapshotForgetsAssumedPods(t *testing.T) {
+	c := New()
+	l := logger(t)
+	c.AddNode(l, node("n"))
+	c.AddNode(l, node("m"))
+	c.AddPodGroup(&schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}})
+	c.AddPodGroupMember(member("a", "g", ""))
+	c.AddPodGroupMember(member("b", "g", ""))
+	snap := fresh(t, c)
+	for _, p := range []*v1.Pod{member("a", "g", "n"), member("b", "g", "m")} {
+		pi, err := framework.NewPodInfo(p)
+		must(t, err)
+		must(t, snap.AssumePod(pi))
+	}
+	// The cache changes only m: n's NodeInfo is not copied again.
+	must(t, c.AssumePod(pod("c", "m")))
+	must(t, c.UpdateSnapshot(l, snap))
+	pgs, err := snap.PodGroupStates().Get("ns", "g")
+	must(t, err)
+	got := [3]any{view(snap), pgs.ScheduledPodsCount(), len(snap.assumedPods)}
+	want := [3]any{map[string][]string{"n": {}, "m": {"c"}}, 0, 0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pods per node, the group's scheduled members, and pods still assumed in the snapshot (-want, +got):\n%s", diff)
+	}
+}

@@ -102,6 +102,29 @@ func (s *Snapshot) ForgetPod(logger klog.Logger, pod *v1.Pod) error {
 	return nil
 }
 
+// forgetAllAssumedPods forgets the pods a cycle assumed and did not forget,
+// the last first. Cache.UpdateSnapshot calls it before anything else, as
+// upstream's does (Snapshot.forgetAllAssumedPods, called first in
+// Cache.UpdateSnapshot, backend/cache): UpdateSnapshot copies only the
+// NodeInfos the cache changed, so a member left assumed on another node
+// would stay there, and every later cycle would see room taken by a pod
+// that was never bound. A leftover is a bug of the pod-group cycle, which
+// undoes its simulation itself, so it is logged as an error; this is a
+// safety net, not the way the simulation is undone.
+func (s *Snapshot) forgetAllAssumedPods(logger klog.Logger) {
+	if len(s.assumedPods) == 0 {
+		return
+	}
+	logger.Error(nil, "Found assumed pods in the snapshot that were not forgotten", "assumedPodsCount", len(s.assumedPods))
+	for len(s.assumedPods) > 0 {
+		pod := s.assumedPods[len(s.assumedPods)-1]
+		if err := s.ForgetPod(logger, pod); err != nil {
+			// ForgetPod has taken the pod off the list already.
+			logger.Error(err, "Failed to forget assumed pod", "pod", klog.KObj(pod))
+		}
+	}
+}
+
 // PodGroupStates lists the pod groups' states as this cycle sees them.
 func (s *Snapshot) PodGroupStates() fwk.PodGroupStateLister { return snapshotPodGroupStateLister{s} }
 
