@@ -5,11 +5,13 @@
 // SelectCandidate, pickOneNodeForPreemption) here, the Executor of
 // executor.go in executor.go, and util.go's PDB counting in util.go.
 //
-// Left out, as the chapters' pages say: pod groups as victims or
-// preemptors (podgrouppreemption.go, the Domain and Victim types of
-// types.go; from chapter 11 on a pod group's member is a victim on its own,
-// as upstream's is when its PodGroup's disruptionMode is single),
-// extenders (callExtenders), and custom ordering (OrderedScoreFuncs). The
+// From chapter 11 on, the victims are upstream's with the GenericWorkload
+// feature gate on (types.go): a pod group's member takes its group's
+// priority and is spared before a pod on its own, and a group whose
+// disruptionMode is All is evicted whole. Left out, as the chapters'
+// pages say: pod groups as preemptors (podgrouppreemption.go), composite
+// pod groups, extenders (callExtenders), and custom ordering
+// (OrderedScoreFuncs). The
 // dry runs and the executor's evictions run in parallel on the handle's
 // Parallelizer, as upstream's do.
 package preemption
@@ -59,10 +61,12 @@ type Interface interface {
 	// PodEligibleToPreemptOthers says whether the pod may preempt at all,
 	// and if not, why.
 	PodEligibleToPreemptOthers(ctx context.Context, pod *v1.Pod, nominatedNodeStatus *fwk.Status) (bool, string)
-	// SelectVictimsOnNode finds the fewest, least important pods to
-	// evict from the node (a copy: it may change it) so that the pod fits,
-	// and how many of them a PodDisruptionBudget protects.
-	SelectVictimsOnNode(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo, pdbs []*policy.PodDisruptionBudget) ([]*v1.Pod, int, *fwk.Status)
+	// SelectVictimsOnNode finds the fewest, least important victims among
+	// allPossibleVictims to evict so that the pod fits on the node (a
+	// copy: it may change it), their pods, and how many of those a
+	// PodDisruptionBudget protects. A victim may have pods on other nodes
+	// (a pod group evicted whole).
+	SelectVictimsOnNode(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo, allPossibleVictims []*DomainVictim, pdbs []*policy.PodDisruptionBudget) ([]*v1.Pod, int, *fwk.Status)
 }
 
 // Candidate is a node where preemption would let the pod fit, with the
@@ -89,6 +93,9 @@ type Evaluator struct {
 	Handler    Handle
 	PodLister  corelisters.PodLister
 	PdbLister  policylisters.PodDisruptionBudgetLister
+	// podGroupSnapshot serves the cycle's PodGroups, when GenericWorkload
+	// is on: victims take their group's priority and disruptionMode.
+	podGroupSnapshot fwk.PodGroupLister
 	Interface
 	executor *Executor
 }
@@ -97,7 +104,7 @@ type Evaluator struct {
 // from the handle's informers, so those informers must be started before
 // it runs.
 func NewEvaluator(pluginName string, fh Handle, i Interface, executor *Executor) *Evaluator {
-	return &Evaluator{
+	ev := &Evaluator{
 		PluginName: pluginName,
 		Handler:    fh,
 		PodLister:  fh.SharedInformerFactory().Core().V1().Pods().Lister(),
@@ -105,6 +112,10 @@ func NewEvaluator(pluginName string, fh Handle, i Interface, executor *Executor)
 		Interface:  i,
 		executor:   executor,
 	}
+	if executor.fts.EnableGenericWorkload {
+		ev.podGroupSnapshot = fh.SnapshotSharedLister().PodGroups()
+	}
+	return ev
 }
 
 // Preempt is the PostFilter's work: find the node where evicting the
@@ -222,7 +233,16 @@ func (ev *Evaluator) DryRunPreemption(ctx context.Context, state fwk.CycleState,
 	checkNode := func(i int) {
 		nodeInfo := potentialNodes[(int(offset)+i)%len(potentialNodes)]
 		logger.V(5).Info("Check the potential node for preemption", "node", nodeInfo.Node().Name)
-		pods, numPDBViolations, status := ev.SelectVictimsOnNode(ctx, state.Clone(), pod, nodeInfo.Snapshot(), pdbs)
+		// The victims' NodeInfos are the snapshot's own; SelectVictimsOnNode
+		// changes only the copy of this node.
+		allPossibleVictims, err := ev.GetVictimsOnNode(ctx, nodeInfo)
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			return
+		}
+		pods, numPDBViolations, status := ev.SelectVictimsOnNode(ctx, state.Clone(), pod, nodeInfo.Snapshot(), allPossibleVictims, pdbs)
 		mu.Lock()
 		defer mu.Unlock()
 		if status.IsSuccess() && len(pods) != 0 {
@@ -251,6 +271,22 @@ func (ev *Evaluator) DryRunPreemption(ctx context.Context, state fwk.CycleState,
 	}
 	ev.Handler.Parallelizer().Until(ctx, len(potentialNodes), checkNode, ev.PluginName)
 	return append(nonViolatingCandidates, violatingCandidates...), nodeStatuses, utilerrors.NewAggregate(errs)
+}
+
+// GetVictimsOnNode returns the victims of the pods on the node: with
+// GenericWorkload on, a pod group's member with its group's priority, and
+// one victim for every scheduled member of a group whose disruptionMode is
+// All, wherever they run (getCrossNodesVictims); with it off, each pod on
+// its own with its own priority.
+func (ev *Evaluator) GetVictimsOnNode(ctx context.Context, nodeInfo fwk.NodeInfo) ([]*DomainVictim, error) {
+	if !ev.executor.fts.EnableGenericWorkload {
+		var victims []Victim
+		for _, pi := range nodeInfo.GetPods() {
+			victims = append(victims, NewPodVictim(pi, nil))
+		}
+		return createDomainVictims(ev.Handler.NodeInfos(), victims)
+	}
+	return getCrossNodesVictims(klog.FromContext(ctx), ev.Handler.SnapshotSharedLister(), ev.podGroupSnapshot, []fwk.NodeInfo{nodeInfo})
 }
 
 // SelectCandidate picks the best candidate by pickOneNodeForPreemption's

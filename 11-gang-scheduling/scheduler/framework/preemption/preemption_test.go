@@ -1,6 +1,7 @@
 package preemption
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -11,13 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// victim is a running pod of the given priority, started start minutes
+// victimPod is a running pod of the given priority, started start minutes
 // after t0.
-func victim(name string, priority int32, start int, labels map[string]string) *v1.Pod {
+func victimPod(name string, priority int32, start int, labels map[string]string) *v1.Pod {
 	st := metav1.NewTime(t0.Add(time.Duration(start) * time.Minute))
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: labels},
@@ -37,32 +40,32 @@ func TestPickOneNodeForPreemption(t *testing.T) {
 		{
 			name: "1. fewest PDB violations, though its victims matter more",
 			nodes: map[string]*extenderv1.Victims{
-				"a": {Pods: []*v1.Pod{victim("a1", 10, 0, nil)}, NumPDBViolations: 1},
-				"b": {Pods: []*v1.Pod{victim("b1", 50, 0, nil), victim("b2", 40, 0, nil)}, NumPDBViolations: 0},
+				"a": {Pods: []*v1.Pod{victimPod("a1", 10, 0, nil)}, NumPDBViolations: 1},
+				"b": {Pods: []*v1.Pod{victimPod("b1", 50, 0, nil), victimPod("b2", 40, 0, nil)}, NumPDBViolations: 0},
 			},
 			want: "b",
 		},
 		{
 			name: "2. lowest priority of the most important victim",
 			nodes: map[string]*extenderv1.Victims{
-				"a": {Pods: []*v1.Pod{victim("a1", 30, 0, nil)}},
-				"b": {Pods: []*v1.Pod{victim("b1", 20, 0, nil), victim("b2", 20, 0, nil), victim("b3", 20, 0, nil)}},
+				"a": {Pods: []*v1.Pod{victimPod("a1", 30, 0, nil)}},
+				"b": {Pods: []*v1.Pod{victimPod("b1", 20, 0, nil), victimPod("b2", 20, 0, nil), victimPod("b3", 20, 0, nil)}},
 			},
 			want: "b",
 		},
 		{
 			name: "3. smallest sum of priorities",
 			nodes: map[string]*extenderv1.Victims{
-				"a": {Pods: []*v1.Pod{victim("a1", 20, 0, nil), victim("a2", 15, 0, nil)}},
-				"b": {Pods: []*v1.Pod{victim("b1", 20, 0, nil), victim("b2", 5, 0, nil)}},
+				"a": {Pods: []*v1.Pod{victimPod("a1", 20, 0, nil), victimPod("a2", 15, 0, nil)}},
+				"b": {Pods: []*v1.Pod{victimPod("b1", 20, 0, nil), victimPod("b2", 5, 0, nil)}},
 			},
 			want: "b",
 		},
 		{
 			name: "3. negative priorities do not favour more victims",
 			nodes: map[string]*extenderv1.Victims{
-				"a": {Pods: []*v1.Pod{victim("a1", -10, 0, nil), victim("a2", -10, 0, nil)}},
-				"b": {Pods: []*v1.Pod{victim("b1", -10, 0, nil)}},
+				"a": {Pods: []*v1.Pod{victimPod("a1", -10, 0, nil), victimPod("a2", -10, 0, nil)}},
+				"b": {Pods: []*v1.Pod{victimPod("b1", -10, 0, nil)}},
 			},
 			want: "b",
 		},
@@ -70,24 +73,24 @@ func TestPickOneNodeForPreemption(t *testing.T) {
 			// The sums, each priority offset by MaxInt32+1, tie: 2^32-1.
 			name: "4. fewest victims",
 			nodes: map[string]*extenderv1.Victims{
-				"a": {Pods: []*v1.Pod{victim("a1", math.MaxInt32, 0, nil), victim("a2", math.MinInt32, 0, nil)}},
-				"b": {Pods: []*v1.Pod{victim("b1", math.MaxInt32, 0, nil)}},
+				"a": {Pods: []*v1.Pod{victimPod("a1", math.MaxInt32, 0, nil), victimPod("a2", math.MinInt32, 0, nil)}},
+				"b": {Pods: []*v1.Pod{victimPod("b1", math.MaxInt32, 0, nil)}},
 			},
 			want: "b",
 		},
 		{
 			name: "5. latest start among the most important victims",
 			nodes: map[string]*extenderv1.Victims{
-				"a": {Pods: []*v1.Pod{victim("a1", 10, 5, nil)}},
-				"b": {Pods: []*v1.Pod{victim("b1", 10, 9, nil)}},
-				"c": {Pods: []*v1.Pod{victim("c1", 10, 1, nil)}},
+				"a": {Pods: []*v1.Pod{victimPod("a1", 10, 5, nil)}},
+				"b": {Pods: []*v1.Pod{victimPod("b1", 10, 9, nil)}},
+				"c": {Pods: []*v1.Pod{victimPod("c1", 10, 1, nil)}},
 			},
 			want: "b",
 		},
 		{
 			name: "one candidate",
 			nodes: map[string]*extenderv1.Victims{
-				"only": {Pods: []*v1.Pod{victim("o1", 100, 0, nil)}, NumPDBViolations: 3},
+				"only": {Pods: []*v1.Pod{victimPod("o1", 100, 0, nil)}, NumPDBViolations: 3},
 			},
 			want: "only",
 		},
@@ -136,32 +139,32 @@ func TestFilterVictimsWithPDBViolation(t *testing.T) {
 	}{
 		{
 			name:    "no budget",
-			victims: []*v1.Pod{victim("w1", 0, 0, web), victim("w2", 0, 0, web)},
+			victims: []*v1.Pod{victimPod("w1", 0, 0, web), victimPod("w2", 0, 0, web)},
 			fine:    []string{"w1", "w2"},
 		},
 		{
 			name:      "one disruption allowed: the second pod violates",
-			victims:   []*v1.Pod{victim("w1", 0, 0, web), victim("w2", 0, 0, web), victim("other", 0, 0, map[string]string{"app": "db"})},
+			victims:   []*v1.Pod{victimPod("w1", 0, 0, web), victimPod("w2", 0, 0, web), victimPod("other", 0, 0, map[string]string{"app": "db"})},
 			budgets:   []*policy.PodDisruptionBudget{pdb("web", web, 1)},
 			violating: []string{"w2"},
 			fine:      []string{"w1", "other"},
 		},
 		{
 			name:      "a pod being disrupted already is not charged",
-			victims:   []*v1.Pod{victim("w1", 0, 0, web), victim("w2", 0, 0, web)},
+			victims:   []*v1.Pod{victimPod("w1", 0, 0, web), victimPod("w2", 0, 0, web)},
 			budgets:   []*policy.PodDisruptionBudget{pdb("web", web, 0, "w1")},
 			violating: []string{"w2"},
 			fine:      []string{"w1"},
 		},
 		{
 			name:    "an empty selector selects nothing",
-			victims: []*v1.Pod{victim("w1", 0, 0, web)},
+			victims: []*v1.Pod{victimPod("w1", 0, 0, web)},
 			budgets: []*policy.PodDisruptionBudget{pdb("all", nil, 0)},
 			fine:    []string{"w1"},
 		},
 		{
 			name:    "a budget of another namespace",
-			victims: []*v1.Pod{victim("w1", 0, 0, web)},
+			victims: []*v1.Pod{victimPod("w1", 0, 0, web)},
 			budgets: func() []*policy.PodDisruptionBudget {
 				p := pdb("web", web, 0)
 				p.Namespace = "other"
@@ -170,20 +173,29 @@ func TestFilterVictimsWithPDBViolation(t *testing.T) {
 			fine: []string{"w1"},
 		},
 	}
-	names := func(pods []*v1.Pod) []string {
-		var out []string
-		for _, p := range pods {
-			out = append(out, p.Name)
-		}
-		return out
-	}
+	name := func(v Victim) string { return v.Pods()[0].GetPod().Name }
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			violating, fine := FilterVictimsWithPDBViolation(tt.victims, tt.budgets)
-			if diff := cmp.Diff(tt.violating, names(violating)); diff != "" {
+			var victims []Victim
+			for _, p := range tt.victims {
+				pi, err := framework.NewPodInfo(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				victims = append(victims, NewPodVictim(pi, nil))
+			}
+			violating, fine := FilterVictimsWithPDBViolation(victims, tt.budgets)
+			var gotViolating, gotFine []string
+			for _, v := range violating {
+				gotViolating = append(gotViolating, name(v.Victim))
+			}
+			for _, v := range fine {
+				gotFine = append(gotFine, name(v))
+			}
+			if diff := cmp.Diff(tt.violating, gotViolating); diff != "" {
 				t.Errorf("violating victims (-want, +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.fine, names(fine)); diff != "" {
+			if diff := cmp.Diff(tt.fine, gotFine); diff != "" {
 				t.Errorf("non-violating victims (-want, +got):\n%s", diff)
 			}
 		})
@@ -211,6 +223,47 @@ func TestPodTerminatingByPreemption(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := PodTerminatingByPreemption(tt.pod); got != tt.want {
 				t.Errorf("PodTerminatingByPreemption = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMoreImportantVictim: priority first; at equal priority a pod
+// group's victim (a member, or a group evicted whole) before a pod on its
+// own; then the larger group; then the one that started earlier. These are
+// upstream's rules (MoreImportantVictim, framework/preemption/util.go).
+func TestMoreImportantVictim(t *testing.T) {
+	mk := func(keyType fwk.EntityKeyType, priority int32, starts ...int) Victim {
+		var pis []fwk.PodInfo
+		for i, st := range starts {
+			pi, err := framework.NewPodInfo(victimPod(fmt.Sprintf("p%d", i), priority, st, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pis = append(pis, pi)
+		}
+		v, err := NewVictim(pis, priority, keyType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct {
+		name   string
+		v1, v2 Victim
+		want   bool
+	}{
+		{name: "higher priority", v1: mk(fwk.PodKeyType, 10, 5), v2: mk(fwk.PodGroupKeyType, 5, 0), want: true},
+		{name: "a group's member before a pod on its own, whatever their start", v1: mk(fwk.PodGroupKeyType, 0, 5), v2: mk(fwk.PodKeyType, 0, 0), want: true},
+		{name: "a pod on its own after a group's member", v1: mk(fwk.PodKeyType, 0, 0), v2: mk(fwk.PodGroupKeyType, 0, 5), want: false},
+		{name: "two pods: the earlier start", v1: mk(fwk.PodKeyType, 0, 0), v2: mk(fwk.PodKeyType, 0, 5), want: true},
+		{name: "two groups: the larger", v1: mk(fwk.PodGroupKeyType, 0, 9, 9), v2: mk(fwk.PodGroupKeyType, 0, 0), want: true},
+		{name: "two groups of one size: the earlier start", v1: mk(fwk.PodGroupKeyType, 0, 7, 3), v2: mk(fwk.PodGroupKeyType, 0, 4, 5), want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, MoreImportantVictim(tt.v1, tt.v2)); diff != "" {
+				t.Errorf("MoreImportantVictim (-want, +got):\n%s", diff)
 			}
 		})
 	}

@@ -24,7 +24,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
-	"k8s.io/kubernetes/pkg/scheduler/util"
 
 	"minisched/11-gang-scheduling/scheduler/framework/preemption"
 )
@@ -39,6 +38,9 @@ type DefaultPreemption struct {
 	fh   preemption.Handle
 	fts  feature.Features
 	args config.DefaultPreemptionArgs
+	// pgSnapshotLister serves the cycle's PodGroups when GenericWorkload
+	// is on: a member victim takes its group's priority.
+	pgSnapshotLister fwk.PodGroupLister
 
 	Executor  *preemption.Executor
 	Evaluator *preemption.Evaluator
@@ -70,6 +72,9 @@ func New(_ context.Context, dpArgs runtime.Object, fh fwk.Handle, fts feature.Fe
 		return nil, fmt.Errorf("the framework handle %T does not serve the snapshot's NodeInfos", fh)
 	}
 	pl := &DefaultPreemption{fh: h, fts: fts, args: *args}
+	if fts.EnableGenericWorkload {
+		pl.pgSnapshotLister = h.SnapshotSharedLister().PodGroups()
+	}
 	pl.Executor = preemption.NewExecutor(h, fts)
 	pl.Evaluator = preemption.NewEvaluator(Name, h, pl, pl.Executor)
 	return pl, nil
@@ -156,16 +161,21 @@ func (pl *DefaultPreemption) CandidatesToVictimsMap(candidates []preemption.Cand
 	return m
 }
 
-// SelectVictimsOnNode finds the pods to evict from the node so that the
-// preemptor fits there: every pod of lower priority is a potential victim,
+// SelectVictimsOnNode finds the victims to evict so that the preemptor
+// fits on the node: every victim of lower priority is a potential one,
 // whichever scheduler placed it. It removes them all; if the preemptor
 // still does not fit, the node is no candidate. Otherwise it puts them
-// back one at a time, the most important first (higher priority, then the
+// back one at a time, the most important first (MoreImportantVictim:
+// higher priority, then a pod group's before a pod on its own, then the
 // one that started earlier), and keeps each that still lets the preemptor
-// fit: a reprieve. The pods whose eviction would violate a
+// fit: a reprieve. The victims whose eviction would violate a
 // PodDisruptionBudget are tried first, so that they are the likeliest to
-// be spared. It returns the victims, most important first, and how many of
-// them violate a budget. nodeInfo and state are copies it may change.
+// be spared. A victim is removed and put back whole: a pod group evicted
+// whole (disruptionMode All) may have members on other nodes, which stay
+// in their NodeInfos (only this node's copy changes) but go through the
+// PreFilter extensions, so that plugins' cycle state counts them gone.
+// It returns the victims' pods, most important victim first, and how many
+// of them violate a budget. nodeInfo and state are copies it may change.
 //
 //workshop:part 09/3
 func (pl *DefaultPreemption) SelectVictimsOnNode(
@@ -173,39 +183,54 @@ func (pl *DefaultPreemption) SelectVictimsOnNode(
 	state fwk.CycleState,
 	preemptor *v1.Pod,
 	nodeInfo fwk.NodeInfo,
+	allPossibleVictims []*preemption.DomainVictim,
 	pdbs []*policy.PodDisruptionBudget) ([]*v1.Pod, int, *fwk.Status) {
 	logger := klog.FromContext(ctx)
-	var potentialVictims []fwk.PodInfo
-	removePod := func(rpi fwk.PodInfo) error {
-		if err := nodeInfo.RemovePod(logger, rpi.GetPod()); err != nil {
-			return err
-		}
-		status := pl.fh.RunPreFilterExtensionRemovePod(ctx, state, preemptor, rpi, nodeInfo)
-		if !status.IsSuccess() {
-			return status.AsError()
-		}
-		return nil
-	}
-	addPod := func(api fwk.PodInfo) error {
-		nodeInfo.AddPodInfo(api)
-		status := pl.fh.RunPreFilterExtensionAddPod(ctx, state, preemptor, api, nodeInfo)
-		if !status.IsSuccess() {
-			return status.AsError()
+	mainNodeName := nodeInfo.Node().Name
+	nameToNode := map[string]fwk.NodeInfo{mainNodeName: nodeInfo}
+	removeVictim := func(dv *preemption.DomainVictim) error {
+		for _, pi := range dv.Pods() {
+			ni := nameToNode[pi.GetPod().Spec.NodeName]
+			if pi.GetPod().Spec.NodeName == mainNodeName {
+				if err := ni.RemovePod(logger, pi.GetPod()); err != nil {
+					return err
+				}
+			}
+			if status := pl.fh.RunPreFilterExtensionRemovePod(ctx, state, preemptor, pi, ni); !status.IsSuccess() {
+				return status.AsError()
+			}
 		}
 		return nil
 	}
-	// As the first step, remove all pods eligible for preemption from the
-	// node.
-	for _, pi := range nodeInfo.GetPods() {
-		if pl.isPreemptionAllowed(pi.GetPod(), preemptor) {
-			potentialVictims = append(potentialVictims, pi)
+	addVictim := func(dv *preemption.DomainVictim) error {
+		for _, pi := range dv.Pods() {
+			ni := nameToNode[pi.GetPod().Spec.NodeName]
+			if pi.GetPod().Spec.NodeName == mainNodeName {
+				ni.AddPodInfo(pi)
+			}
+			if status := pl.fh.RunPreFilterExtensionAddPod(ctx, state, preemptor, pi, ni); !status.IsSuccess() {
+				return status.AsError()
+			}
+		}
+		return nil
+	}
+	var potentialVictims []*preemption.DomainVictim
+	for _, v := range allPossibleVictims {
+		if pl.isPreemptionAllowed(v, preemptor) {
+			potentialVictims = append(potentialVictims, v)
 		}
 	}
 	if len(potentialVictims) == 0 {
 		return nil, 0, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "No preemption victims found for incoming pod")
 	}
-	for _, pi := range potentialVictims {
-		if err := removePod(pi); err != nil {
+	// As the first step, remove all victims eligible for preemption.
+	for _, v := range potentialVictims {
+		for name, ni := range v.AffectedNodes() {
+			if _, ok := nameToNode[name]; !ok {
+				nameToNode[name] = ni
+			}
+		}
+		if err := removeVictim(v); err != nil {
 			return nil, 0, fwk.AsStatus(err)
 		}
 	}
@@ -215,52 +240,56 @@ func (pl *DefaultPreemption) SelectVictimsOnNode(
 	if status := pl.fh.RunFilterPluginsWithNominatedPods(ctx, state, preemptor, nodeInfo); !status.IsSuccess() {
 		return nil, 0, status
 	}
-	var victims []*v1.Pod
-	numViolatingVictim := 0
 	sort.Slice(potentialVictims, func(i, j int) bool {
-		return util.MoreImportantPod(potentialVictims[i].GetPod(), potentialVictims[j].GetPod())
+		return preemption.MoreImportantVictim(potentialVictims[i], potentialVictims[j])
 	})
-	pods := make([]*v1.Pod, len(potentialVictims))
-	podInfos := make(map[*v1.Pod]fwk.PodInfo, len(potentialVictims))
-	for i, pi := range potentialVictims {
-		pods[i] = pi.GetPod()
-		podInfos[pi.GetPod()] = pi
-	}
-	violatingVictims, nonViolatingVictims := preemption.FilterVictimsWithPDBViolation(pods, pdbs)
-	reprievePod := func(p *v1.Pod) (bool, error) {
-		pi := podInfos[p]
-		if err := addPod(pi); err != nil {
+	violatingVictims, nonViolatingVictims := preemption.FilterVictimsWithPDBViolation(potentialVictims, pdbs)
+	var victims []*preemption.DomainVictim
+	reprieveVictim := func(v *preemption.DomainVictim) (bool, error) {
+		if err := addVictim(v); err != nil {
 			return false, err
 		}
-		status := pl.fh.RunFilterPluginsWithNominatedPods(ctx, state, preemptor, nodeInfo)
-		fits := status.IsSuccess()
+		fits := pl.fh.RunFilterPluginsWithNominatedPods(ctx, state, preemptor, nodeInfo).IsSuccess()
 		if !fits {
-			if err := removePod(pi); err != nil {
+			if err := removeVictim(v); err != nil {
 				return false, err
 			}
-			victims = append(victims, p)
-			logger.V(5).Info("Pod is a potential preemption victim on node", "pod", klog.KObj(p), "node", klog.KObj(nodeInfo.Node()))
+			victims = append(victims, v)
+			if loggerV := logger.V(5); loggerV.Enabled() {
+				var pods []klog.ObjectRef
+				for _, pi := range v.Pods() {
+					pods = append(pods, klog.KObj(pi.GetPod()))
+				}
+				loggerV.Info("Pods are potential preemption victims on node", "pods", pods, "node", mainNodeName)
+			}
 		}
 		return fits, nil
 	}
-	for _, p := range violatingVictims {
-		if fits, err := reprievePod(p); err != nil {
+	numViolatingVictim := 0
+	for _, vv := range violatingVictims {
+		if fits, err := reprieveVictim(vv.Victim); err != nil {
 			return nil, 0, fwk.AsStatus(err)
 		} else if !fits {
-			numViolatingVictim++
+			numViolatingVictim += vv.ViolateCount
 		}
 	}
-	for _, p := range nonViolatingVictims {
-		if _, err := reprievePod(p); err != nil {
+	for _, v := range nonViolatingVictims {
+		if _, err := reprieveVictim(v); err != nil {
 			return nil, 0, fwk.AsStatus(err)
 		}
 	}
 	// Both loops appended in importance order; together they need sorting
 	// again.
 	if len(violatingVictims) != 0 && len(nonViolatingVictims) != 0 {
-		sort.Slice(victims, func(i, j int) bool { return util.MoreImportantPod(victims[i], victims[j]) })
+		sort.Slice(victims, func(i, j int) bool { return preemption.MoreImportantVictim(victims[i], victims[j]) })
 	}
-	return victims, numViolatingVictim, nil
+	var victimPods []*v1.Pod
+	for _, v := range victims {
+		for _, pi := range v.Pods() {
+			victimPods = append(victimPods, pi.GetPod())
+		}
+	}
+	return victimPods, numViolatingVictim, nil
 }
 
 // PodEligibleToPreemptOthers says whether the pod may preempt, and if not,
@@ -285,7 +314,8 @@ func (pl *DefaultPreemption) PodEligibleToPreemptOthers(_ context.Context, pod *
 		}
 		if nodeInfo, _ := pl.fh.NodeInfos().Get(nomNodeName); nodeInfo != nil {
 			for _, p := range nodeInfo.GetPods() {
-				if pl.isPreemptionAllowed(p.GetPod(), pod) && preemption.PodTerminatingByPreemption(p.GetPod()) {
+				victim := preemption.NewPodVictim(p, pl.pgSnapshotLister)
+				if pl.isPreemptionAllowed(victim, pod) && preemption.PodTerminatingByPreemption(p.GetPod()) {
 					return false, "not eligible due to a terminating pod on the nominated node."
 				}
 			}
@@ -294,15 +324,12 @@ func (pl *DefaultPreemption) PodEligibleToPreemptOthers(_ context.Context, pod *
 	return true, ""
 }
 
-// isPreemptionAllowed says whether the preemptor may evict the victim: only
-// a pod of strictly lower priority. Upstream adds an IsEligiblePod hook
-// here for custom rules; its default allows every such pod.
-//
-// A pod group's member is a victim like any pod, as upstream's is when its
-// PodGroup's disruptionMode is single, the default. With disruptionMode
-// all, upstream evicts the group whole, from every node it runs on
-// (getHighestAllAncestor and getCrossNodesVictims in
-// framework/preemption/types.go); this chapter leaves that out.
-func (pl *DefaultPreemption) isPreemptionAllowed(victim, preemptor *v1.Pod) bool {
-	return corev1helpers.PodPriority(victim) < corev1helpers.PodPriority(preemptor)
+// isPreemptionAllowed says whether the preemptor may evict the victim:
+// only one of strictly lower priority, where a pod group's member, or a
+// group evicted whole, has its PodGroup's priority (NewPodVictim).
+// Upstream adds an IsEligiblePod hook here for custom rules, checked on
+// every node the victim runs on (isPreemptionAllowedAcrossAllVictimNodes);
+// its default allows every such victim.
+func (pl *DefaultPreemption) isPreemptionAllowed(victim preemption.Victim, preemptor *v1.Pod) bool {
+	return victim.Priority() < corev1helpers.PodPriority(preemptor)
 }

@@ -3,12 +3,15 @@ package defaultpreemption
 import (
 	"context"
 	"fmt"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,13 +29,61 @@ import (
 
 // testHandle is the plugin's handle in these tests: the real
 // NodeResourcesFit plugin is the only filter, with its PreFilter state
-// computed once per test, and nodes is the snapshot.
+// computed once per test, and nodes and podGroups are the snapshot (a pod
+// group's scheduled members are its members on the nodes).
 type testHandle struct {
 	fwk.Handle
-	factory informers.SharedInformerFactory
-	fit     *noderesources.Fit
-	nodes   map[string]fwk.NodeInfo
+	factory   informers.SharedInformerFactory
+	fit       *noderesources.Fit
+	nodes     map[string]fwk.NodeInfo
+	podGroups map[string]*schedulingv1beta1.PodGroup
 }
+
+func (h *testHandle) SnapshotSharedLister() fwk.SharedLister { return testSnapshot{h} }
+
+type testSnapshot struct{ h *testHandle }
+
+func (s testSnapshot) NodeInfos() fwk.NodeInfoLister                             { return s.h }
+func (s testSnapshot) StorageInfos() fwk.StorageInfoLister                       { return nil }
+func (s testSnapshot) PodGroupStates() fwk.PodGroupStateLister                   { return testPodGroupStates(s) }
+func (s testSnapshot) PodGroups() fwk.PodGroupLister                             { return testPodGroups(s) }
+func (s testSnapshot) CompositePodGroupStates() fwk.CompositePodGroupStateLister { return nil }
+func (s testSnapshot) CompositePodGroups() fwk.CompositePodGroupLister           { return nil }
+
+type testPodGroups struct{ h *testHandle }
+
+func (l testPodGroups) Get(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
+	if pg, ok := l.h.podGroups[namespace+"/"+name]; ok {
+		return pg, nil
+	}
+	return nil, fmt.Errorf("pod group %s/%s not found", namespace, name)
+}
+
+type testPodGroupStates struct{ h *testHandle }
+
+func (l testPodGroupStates) Get(namespace, name string) (fwk.PodGroupState, error) {
+	if _, ok := l.h.podGroups[namespace+"/"+name]; !ok {
+		return nil, fmt.Errorf("pod group state %s/%s not found", namespace, name)
+	}
+	st := testPodGroupState{}
+	for _, n := range l.h.nodes {
+		for _, pi := range n.GetPods() {
+			p := pi.GetPod()
+			if p.Namespace == namespace && p.Spec.SchedulingGroup != nil && *p.Spec.SchedulingGroup.PodGroupName == name {
+				st.scheduled = append(st.scheduled, p)
+			}
+		}
+	}
+	return st, nil
+}
+
+// testPodGroupState serves ScheduledPods, the only method preemption calls.
+type testPodGroupState struct {
+	fwk.PodGroupState
+	scheduled []*v1.Pod
+}
+
+func (s testPodGroupState) ScheduledPods() []*v1.Pod { return s.scheduled }
 
 func (h *testHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.factory }
 func (h *testHandle) Parallelizer() fwk.Parallelizer {
@@ -89,11 +140,12 @@ func newPlugin(t *testing.T, ctx context.Context, nodes ...*framework.NodeInfo) 
 			fitArgs = pc.Args
 		}
 	}
-	h := &testHandle{factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0), nodes: map[string]fwk.NodeInfo{}}
+	h := &testHandle{factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0), nodes: map[string]fwk.NodeInfo{}, podGroups: map[string]*schedulingv1beta1.PodGroup{}}
 	for _, n := range nodes {
 		h.nodes[n.Node().Name] = n
 	}
-	fts := feature.Features{EnableAsyncPreemption: true}
+	// GenericWorkload is on, as in this chapter's scheduler.
+	fts := feature.Features{EnableAsyncPreemption: true, EnableGenericWorkload: true}
 	fit, err := noderesources.NewFit(ctx, fitArgs.(*config.NodeResourcesFitArgs), h, fts)
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +290,11 @@ func TestSelectVictimsOnNode(t *testing.T) {
 			if _, s := h.fit.PreFilter(ctx, state, preemptor, nil); !s.IsSuccess() {
 				t.Fatal(s.AsError())
 			}
-			victims, violations, status := pl.SelectVictimsOnNode(ctx, state, preemptor, ni.Snapshot(), tt.pdbs)
+			allPossibleVictims, err := pl.Evaluator.GetVictimsOnNode(ctx, ni)
+			if err != nil {
+				t.Fatal(err)
+			}
+			victims, violations, status := pl.SelectVictimsOnNode(ctx, state, preemptor, ni.Snapshot(), allPossibleVictims, tt.pdbs)
 			if status.Code() != tt.wantCode {
 				t.Fatalf("status = %v, want code %v", status, tt.wantCode)
 			}
@@ -355,6 +411,128 @@ func podNames(pods []*v1.Pod) []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// TestPreemptionOfPodGroupMembers: the victims v1.37.1 chooses with the
+// GenericWorkload gate on (NewPodVictim, searchCrossNodesVictimPods and
+// MoreImportantVictim in framework/preemption, SelectVictimsOnNode in
+// plugins/defaultpreemption). A pod group's member takes its group's
+// priority and is spared before a pod on its own of the same priority; a
+// group whose disruptionMode is All is one victim, every scheduled member
+// on any node, and each member's priority counts when nodes are compared.
+// The preemptor has priority 100 and asks for 1 CPU.
+func TestPreemptionOfPodGroupMembers(t *testing.T) {
+	member := func(p *v1.Pod, group string) *v1.Pod {
+		p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
+		return p
+	}
+	podGroup := func(name string, all bool, priority int32) *schedulingv1beta1.PodGroup {
+		pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
+		pg.Spec.Priority = &priority
+		pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{Single: &schedulingv1beta1.SingleDisruptionMode{}}
+		if all {
+			pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
+		}
+		return pg
+	}
+	tests := []struct {
+		name      string
+		nodes     []*framework.NodeInfo
+		podGroups []*schedulingv1beta1.PodGroup
+		// potential are the nodes the dry runs try.
+		potential []string
+		// wantNode and wantVictims (sorted) are SelectCandidate's choice;
+		// wantStatus is the status of each potential node with no
+		// candidate.
+		wantNode    string
+		wantVictims []string
+		wantStatus  map[string]string
+	}{
+		{
+			name: "a gang's member is spared before an older pod on its own",
+			nodes: []*framework.NodeInfo{nodeInfo("n", "2",
+				running("standalone", "n", 0, "1", 0, nil),
+				member(running("g1", "n", 0, "1", 5, nil), "single"))},
+			podGroups: []*schedulingv1beta1.PodGroup{podGroup("single", false, 0)},
+			potential: []string{"n"}, wantNode: "n", wantVictims: []string{"standalone"},
+		},
+		{
+			name: "disruptionMode All: the whole group goes, from every node",
+			nodes: []*framework.NodeInfo{
+				nodeInfo("n", "1", member(running("a1", "n", 0, "1", 0, nil), "all")),
+				nodeInfo("m", "1", member(running("a2", "m", 0, "1", 0, nil), "all")),
+			},
+			podGroups: []*schedulingv1beta1.PodGroup{podGroup("all", true, 0)},
+			potential: []string{"n"}, wantNode: "n", wantVictims: []string{"a1", "a2"},
+		},
+		{
+			name:       "a member has its group's priority",
+			nodes:      []*framework.NodeInfo{nodeInfo("n", "1", member(running("h1", "n", 0, "1", 0, nil), "high"))},
+			podGroups:  []*schedulingv1beta1.PodGroup{podGroup("high", false, 200)},
+			potential:  []string{"n"},
+			wantStatus: map[string]string{"n": "UnschedulableAndUnresolvable: No preemption victims found for incoming pod"},
+		},
+		{
+			// Equal highest priority on both; the sum counts both of the
+			// group's members, so the node with the one older pod wins,
+			// although its victim ran longer.
+			name: "disruptionMode All: every member counts in the sum of priorities",
+			nodes: []*framework.NodeInfo{
+				nodeInfo("n1", "1", member(running("a1", "n1", 10, "1", 9, nil), "all")),
+				nodeInfo("m", "1", member(running("a2", "m", 10, "1", 9, nil), "all")),
+				nodeInfo("n2", "1", running("p", "n2", 10, "1", 0, nil)),
+			},
+			podGroups: []*schedulingv1beta1.PodGroup{podGroup("all", true, 10)},
+			potential: []string{"n1", "n2"}, wantNode: "n2", wantVictims: []string{"p"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			pl, h := newPlugin(t, ctx, tt.nodes...)
+			for _, pg := range tt.podGroups {
+				h.podGroups[pg.Namespace+"/"+pg.Name] = pg
+			}
+			preemptor := running("preemptor", "", 100, "1", 0, nil)
+			state := framework.NewCycleState()
+			if _, s := h.fit.PreFilter(ctx, state, preemptor, nil); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			var potential []fwk.NodeInfo
+			for _, name := range tt.potential {
+				potential = append(potential, h.nodes[name])
+			}
+			candidates, statuses, err := pl.Evaluator.DryRunPreemption(ctx, state, preemptor, potential, nil, 0, int32(len(potential)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotStatus := map[string]string{}
+			for _, name := range tt.potential {
+				if st := statuses.Get(name); st.Code() != fwk.Unschedulable || st.Message() != "" {
+					gotStatus[name] = st.Code().String() + ": " + st.Message()
+				}
+			}
+			for _, c := range candidates {
+				delete(gotStatus, c.Name())
+			}
+			if diff := cmp.Diff(tt.wantStatus, gotStatus, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("statuses of the nodes with no candidate (-want, +got):\n%s", diff)
+			}
+			var gotNode string
+			var gotVictims []string
+			if c := pl.Evaluator.SelectCandidate(ctx, candidates); c != nil {
+				gotNode = c.Name()
+				gotVictims = podNames(c.Victims().Pods)
+				sort.Strings(gotVictims)
+			}
+			if diff := cmp.Diff(tt.wantNode, gotNode); diff != "" {
+				t.Errorf("chosen node (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantVictims, gotVictims); diff != "" {
+				t.Errorf("victims (-want, +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 // TestPodEligibleToPreemptOthers: preemptionPolicy Never, and a pod whose
