@@ -263,6 +263,12 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 			} else {
 				pg.Spec.SchedulingPolicy.Basic = &schedulingv1beta1.BasicSchedulingPolicy{}
 			}
+			switch spec.DisruptionMode {
+			case "Single":
+				pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{Single: &schedulingv1beta1.SingleDisruptionMode{}}
+			case "All":
+				pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
+			}
 			if _, err := client.SchedulingV1beta1().PodGroups(ru.ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 				return fmt.Errorf("creating pod group %s: %w", spec.Name, err)
 			}

@@ -110,10 +110,12 @@ type PodSpec struct {
 }
 
 // PodGroupSpec is a PodGroup: a gang of minCount, or with minCount 0 the
-// basic policy (no minimum).
+// basic policy (no minimum). DisruptionMode is Single (the default) or
+// All: whether preemption may evict one member, or only the whole group.
 type PodGroupSpec struct {
-	Name     string `json:"name"`
-	MinCount int32  `json:"minCount,omitempty"`
+	Name           string `json:"name"`
+	MinCount       int32  `json:"minCount,omitempty"`
+	DisruptionMode string `json:"disruptionMode,omitempty"`
 }
 
 // PriorityClassSpec is a PriorityClass.
@@ -450,6 +452,9 @@ func (s *Scenario) validate() error {
 		for _, pg := range st.CreatePodGroups {
 			if !dnsLabel.MatchString(pg.Name) || pg.MinCount < 0 {
 				return fmt.Errorf("step %d: a PodGroup needs a DNS-label name and minCount >= 0", i+1)
+			}
+			if pg.DisruptionMode != "" && pg.DisruptionMode != "Single" && pg.DisruptionMode != "All" {
+				return fmt.Errorf("step %d: pod group %s: disruptionMode %q, want Single or All", i+1, pg.Name, pg.DisruptionMode)
 			}
 		}
 		for _, pdb := range st.CreatePodDisruptionBudgets {
