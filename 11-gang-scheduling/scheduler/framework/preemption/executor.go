@@ -139,6 +139,7 @@ func (e *Executor) actuatePodPreemption(ctx context.Context, c Candidate, preemp
 // preemptor will not come to this node this time.
 //
 //workshop:part 09/5
+//workshop:part 10/3
 func (e *Executor) prepareCandidate(ctx context.Context, c Candidate, preemptor *v1.Pod, pluginName string) *fwk.Status {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -184,6 +185,7 @@ func (e *Executor) prepareCandidate(ctx context.Context, c Candidate, preemptor 
 // not wait in the unschedulable pool for nothing.
 //
 //workshop:part 09/5
+//workshop:part 10/3
 func (e *Executor) prepareCandidateAsync(c Candidate, preemptor *v1.Pod, pluginName string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := klog.FromContext(ctx)
