@@ -559,7 +559,8 @@ func TestSnapshotAssumePod(t *testing.T) {
 // TestUpdateSnapshotForgetsAssumedPods: a pod-group cycle that failed to
 // undo its simulation leaves members assumed in the snapshot. The next
 // UpdateSnapshot forgets them, the last first, as upstream's does
-// (Snapshot.forgetAllAssumedPods, called first in Cache.UpdateSnapshot):
+// (Snapshot.forgetAllAssumedPods, called in Cache.UpdateSnapshot before
+// any NodeInfo is copied):
 // otherwise a node the cache did not change would keep pods that were
 // never bound, and the next cycle would see its room taken.
 func TestUpdateSnapshotForgetsAssumedPods(t *testing.T) {

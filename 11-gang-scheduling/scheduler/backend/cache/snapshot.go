@@ -103,12 +103,12 @@ func (s *Snapshot) ForgetPod(logger klog.Logger, pod *v1.Pod) error {
 }
 
 // forgetAllAssumedPods forgets the pods a cycle assumed and did not forget,
-// the last first. Cache.UpdateSnapshot calls it before anything else, as
-// upstream's does (Snapshot.forgetAllAssumedPods, called first in
-// Cache.UpdateSnapshot, backend/cache): UpdateSnapshot copies only the
-// NodeInfos the cache changed, so a member left assumed on another node
-// would stay there, and every later cycle would see room taken by a pod
-// that was never bound. A leftover is a bug of the pod-group cycle, which
+// the last first. Cache.UpdateSnapshot calls it before it copies any
+// NodeInfo, as upstream's does (Snapshot.forgetAllAssumedPods, called in
+// Cache.UpdateSnapshot before the copy, backend/cache): UpdateSnapshot
+// copies only the NodeInfos the cache changed, so a member left assumed on
+// another node would stay there, and every later cycle would see room
+// taken by a pod that was never bound. A leftover is a bug of the pod-group cycle, which
 // undoes its simulation itself, so it is logged as an error; this is a
 // safety net, not the way the simulation is undone.
 func (s *Snapshot) forgetAllAssumedPods(logger klog.Logger) {

@@ -268,3 +268,31 @@ func TestMoreImportantVictim(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterVictimsWithPDBViolationGroup: a victim is evicted or spared
+// whole, so one of its pods over a budget makes the whole victim
+// violating, and ViolateCount counts its pods that are (upstream's
+// FilterVictimsWithPDBViolation, framework/preemption/util.go).
+func TestFilterVictimsWithPDBViolationGroup(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	var pis []fwk.PodInfo
+	for _, name := range []string{"w1", "w2", "w3"} {
+		pi, err := framework.NewPodInfo(victimPod(name, 0, 0, web))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pis = append(pis, pi)
+	}
+	group, err := NewVictim(pis, 0, fwk.PodGroupKeyType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	violating, fine := FilterVictimsWithPDBViolation([]Victim{group}, []*policy.PodDisruptionBudget{pdb("web", web, 1)})
+	got := [2]int{len(fine), 0}
+	if len(violating) == 1 {
+		got[1] = violating[0].ViolateCount
+	}
+	if diff := cmp.Diff([2]int{0, 2}, got); diff != "" {
+		t.Errorf("non-violating victims, and the violating victim's ViolateCount (-want, +got):\n%s", diff)
+	}
+}
