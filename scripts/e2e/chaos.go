@@ -83,8 +83,11 @@ type ChaosReport struct {
 	// From chapter 09 on: Preemptions the scheduler logged deciding,
 	// PreemptionsChecked those checked for room elsewhere (not those around
 	// the apiserver's restart), Victims the pods it deleted, Nominated the
-	// pods ever nominated.
+	// pods ever nominated. From chapter 11 on, GangCandidates counts the
+	// preemptions on a node that held a bound gang member (a member was a
+	// potential victim), and GangVictims the members preempted.
 	Preemptions, PreemptionsChecked, Victims, Nominated int
+	GangCandidates, GangVictims                         int
 	// From chapter 11 on: Gangs is the PodGroups created, GangCycles the
 	// cycles that bound their members, which checkGangs judged.
 	Gangs, GangCycles int
@@ -359,7 +362,7 @@ func (c *chaos) addNodes(ctx context.Context, n int) error {
 		c.nextNode++
 	}
 	err := parallel(ctx, len(names), func(i int) error {
-		spec := NodeSpec{CPU: "8", Memory: "32Gi", Labels: map[string]string{"zone": chaosZones[i%len(chaosZones)]}}
+		spec := NodeSpec{CPU: c.nodeCPU(), Memory: "32Gi", Labels: map[string]string{"zone": chaosZones[i%len(chaosZones)]}}
 		_, err := c.r.Client.CoreV1().Nodes().Create(ctx, makeNode(names[i], spec), metav1.CreateOptions{})
 		return err
 	})
@@ -368,6 +371,20 @@ func (c *chaos) addNodes(ctx context.Context, n int) error {
 	}
 	c.report.Nodes += n
 	return err
+}
+
+// nodeCPU is each node's CPU. Up to chapter 08 the nodes have room for
+// every wave (8 CPUs). From chapter 09 on they have 2 CPUs, a quarter of
+// that: the pods ask for about 0.45 CPU on average, so the waves fill the
+// cluster before the apiserver's restart (about half way), and from then
+// on the high-priority pods find no room and must preempt. Without a full
+// cluster no preemption happens, and the preemption checks have nothing
+// to judge.
+func (c *chaos) nodeCPU() string {
+	if c.sched.Chapter >= PreemptionChapter {
+		return "2"
+	}
+	return "8"
 }
 
 // createPods creates n pods of 100m-500m CPU and 128Mi-1Gi: a quarter ask

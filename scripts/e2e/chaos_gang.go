@@ -32,8 +32,11 @@ func (c *chaos) createGangs(ctx context.Context, n int) error {
 	first := len(c.gangs)
 	for g := first; g < first+n; g++ {
 		name := fmt.Sprintf("gang-%04d", g)
-		pods, err := createGang(ctx, c.r.Client, c.ns, name, func() PodSpec {
-			return PodSpec{CPU: fmt.Sprintf("%dm", 100*(2+c.rng.IntN(3))), Memory: "256Mi"}
+		// The members and their PodGroup are of the low class, so that a
+		// member and a pod on its own of the same priority compete as
+		// victims: v1.37.1 spares the member (MoreImportantVictim).
+		pods, err := createGang(ctx, c.r.Client, c.ns, name, priorityClassName(c.ns, "low"), func() PodSpec {
+			return PodSpec{CPU: fmt.Sprintf("%dm", 100*(2+c.rng.IntN(3))), Memory: "256Mi", PriorityClassName: "low"}
 		})
 		if err != nil {
 			return err
@@ -47,11 +50,13 @@ func (c *chaos) createGangs(ctx context.Context, n int) error {
 	return nil
 }
 
-// createGang creates a PodGroup with a gang policy of chaosGangSize, and
-// its members, each with a spec of member's.
-func createGang(ctx context.Context, client kubernetes.Interface, ns, name string, member func() PodSpec) ([]*v1.Pod, error) {
+// createGang creates a PodGroup with a gang policy of chaosGangSize and
+// the given PriorityClass (none if empty), and its members, each with a
+// spec of member's.
+func createGang(ctx context.Context, client kubernetes.Interface, ns, name, priorityClass string, member func() PodSpec) ([]*v1.Pod, error) {
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: chaosGangSize}
+	pg.Spec.PriorityClassName = priorityClass
 	if _, err := client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("creating pod group %s: %w", name, err)
 	}

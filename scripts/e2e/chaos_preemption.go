@@ -222,7 +222,8 @@ func (c *chaos) checkPreemptions() {
 		return
 	}
 	victims := view.victims
-	_, binds, err := readChaosLog(c.report.Log, c.ns, c.podGroups())
+	groupOf := c.podGroups()
+	_, binds, err := readChaosLog(c.report.Log, c.ns, groupOf)
 	if err != nil {
 		c.violate("reading the scheduler log: %v", err)
 		return
@@ -256,6 +257,9 @@ func (c *chaos) checkPreemptions() {
 			c.violate("pod %s was preempted without the DisruptionTarget condition", name)
 		}
 		c.report.Victims++
+		if _, member := groupOf[name]; member {
+			c.report.GangVictims++
+		}
 	}
 	bindings, nodeChanges, err := readAudit(c.r.Cluster.AuditLog, c.ns, c.start)
 	if err != nil {
@@ -276,6 +280,41 @@ func (c *chaos) checkPreemptions() {
 				d.Pod, d.Node, d.At.Format(time.StampMicro), node, preemptionLag, free)
 		}
 	}
+	if len(groupOf) > 0 {
+		podDeleted, err := readPodDeletions(c.r.Cluster.AuditLog, c.ns, c.start)
+		if err != nil {
+			c.violate("reading the audit log: %v", err)
+			return
+		}
+		for _, d := range view.decisions {
+			if gangMemberOn(d.Node, d.At, groupOf, bindings, podDeleted) {
+				c.report.GangCandidates++
+			}
+		}
+	}
+	// A run that decided no preemption judged nothing: the workload failed
+	// to fill the nodes, which is the harness's failure, not a pass.
+	if c.report.Preemptions == 0 {
+		c.violate("the churn brought about no preemption, so the preemption checks judged nothing: the nodes never filled")
+	}
+}
+
+// gangMemberOn says whether a gang member (groupOf) was bound to node at
+// t: its Binding accepted before t, and the pod not deleted before t.
+func gangMemberOn(node string, t time.Time, groupOf map[string]string, bindings []binding, deleted map[string]time.Time) bool {
+	for _, b := range bindings {
+		if b.Node != node || b.Code >= 300 || !b.At.Before(t) {
+			continue
+		}
+		if _, member := groupOf[b.Pod]; !member {
+			continue
+		}
+		if del, ok := deleted[b.Pod]; ok && del.Before(t) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // aroundOutage says whether t falls from a second before kube-apiserver was

@@ -141,7 +141,7 @@ func playOutage(ctx context.Context, ru *run, p *partition, cfg OutageConfig, re
 		return 0, err
 	}
 	err = parallel(ctx, rep.Gangs, func(i int) error {
-		_, err := createGang(ctx, client, ru.ns, outageGangName(i), func() PodSpec { return PodSpec{CPU: "100m", Memory: "128Mi"} })
+		_, err := createGang(ctx, client, ru.ns, outageGangName(i), "", func() PodSpec { return PodSpec{CPU: "100m", Memory: "128Mi"} })
 		return err
 	})
 	if err != nil {

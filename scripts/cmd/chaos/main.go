@@ -121,7 +121,7 @@ func run() error {
 				rep.Preemptions, rep.PreemptionsChecked, rep.Victims, rep.Nominated)
 		}
 		if c.Number >= e2e.PodGroupChapter {
-			fmt.Printf("    gangs: %d PodGroups of 3, minCount 3; %d cycles that bound their members checked against minCount\n", rep.Gangs, rep.GangCycles)
+			fmt.Printf("    gangs: %d PodGroups of 3, minCount 3; %d cycles that bound their members checked against minCount; %d preemptions on a node with a gang member, %d members preempted\n", rep.Gangs, rep.GangCycles, rep.GangCandidates, rep.GangVictims)
 		}
 		fmt.Printf("    %d Bindings refused by the apiserver; %d went to a deleted node, %d of them issued after the scheduler saw the deletion by a cycle that started before\n", rep.Refused, rep.LateBindings, rep.InFlight)
 		fmt.Printf("    lost apiserver: %d pods at %d requests/s, cut off from kube-apiserver for %s once %d were bound; %d refused-connection lines logged, %d of %d bound after, 1 of them created after the cut (%d Bindings accepted, %d refused)\n",
