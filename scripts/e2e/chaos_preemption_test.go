@@ -113,3 +113,34 @@ func TestRoomWithout(t *testing.T) {
 		})
 	}
 }
+
+// TestGangMemberOn: a preemption's node held a gang member if the member's
+// Binding there was accepted before the decision and the member was not
+// deleted before it; pods on their own, refused Bindings and other nodes
+// do not count.
+func TestGangMemberOn(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	groupOf := map[string]string{"g-0": "g", "g-1": "g"}
+	tests := []struct {
+		name     string
+		bindings []binding
+		deleted  map[string]time.Time
+		want     bool
+	}{
+		{name: "a member bound before", bindings: []binding{{Pod: "g-0", Node: "n", Code: 201, At: at(1)}}, want: true},
+		{name: "a pod on its own", bindings: []binding{{Pod: "p", Node: "n", Code: 201, At: at(1)}}},
+		{name: "a member on another node", bindings: []binding{{Pod: "g-0", Node: "m", Code: 201, At: at(1)}}},
+		{name: "a member bound after", bindings: []binding{{Pod: "g-0", Node: "n", Code: 201, At: at(6)}}},
+		{name: "a refused Binding", bindings: []binding{{Pod: "g-0", Node: "n", Code: 409, At: at(1)}}},
+		{name: "a member deleted before", bindings: []binding{{Pod: "g-1", Node: "n", Code: 201, At: at(1)}}, deleted: map[string]time.Time{"g-1": at(2)}},
+		{name: "a member deleted after", bindings: []binding{{Pod: "g-1", Node: "n", Code: 201, At: at(1)}}, deleted: map[string]time.Time{"g-1": at(9)}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, gangMemberOn("n", at(5), groupOf, tt.bindings, tt.deleted)); diff != "" {
+				t.Errorf("gangMemberOn (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
