@@ -353,8 +353,8 @@ func (c *chaos) deletePod(ctx context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
-// addNodes creates n nodes of 8 CPUs, 32 GiB and 110 pods, spread over
-// three zones.
+// addNodes creates n nodes of nodeCPU CPUs, 32 GiB and 110 pods, spread
+// over three zones.
 func (c *chaos) addNodes(ctx context.Context, n int) error {
 	names := make([]string, n)
 	for i := range names {

@@ -23,8 +23,8 @@ import (
 const chaosGangSize = 3
 
 // createGangs creates n PodGroups with a gang policy of chaosGangSize, and
-// their members: small pods (200m-400m), of no PriorityClass, as the
-// PodGroup has none (a pod group's members must have its priority).
+// their members: small pods (200m-400m). The PodGroup and its members are
+// of the low class, so that the group's priority is its members'.
 func (c *chaos) createGangs(ctx context.Context, n int) error {
 	if c.gangs == nil {
 		c.gangs = map[string]int{}
@@ -35,7 +35,7 @@ func (c *chaos) createGangs(ctx context.Context, n int) error {
 		// The members and their PodGroup are of the low class, so that a
 		// member and a pod on its own of the same priority compete as
 		// victims: v1.37.1 spares the member (MoreImportantVictim).
-		pods, err := createGang(ctx, c.r.Client, c.ns, name, priorityClassName(c.ns, "low"), func() PodSpec {
+		pods, err := createGang(ctx, c.r.Client, c.ns, name, "low", func() PodSpec {
 			return PodSpec{CPU: fmt.Sprintf("%dm", 100*(2+c.rng.IntN(3))), Memory: "256Mi", PriorityClassName: "low"}
 		})
 		if err != nil {
@@ -51,12 +51,12 @@ func (c *chaos) createGangs(ctx context.Context, n int) error {
 }
 
 // createGang creates a PodGroup with a gang policy of chaosGangSize and
-// the given PriorityClass (none if empty), and its members, each with a
-// spec of member's.
+// the given PriorityClass of the run (none if empty; its name is scoped to
+// ns, as a PodSpec's is), and its members, each with a spec of member's.
 func createGang(ctx context.Context, client kubernetes.Interface, ns, name, priorityClass string, member func() PodSpec) ([]*v1.Pod, error) {
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: chaosGangSize}
-	pg.Spec.PriorityClassName = priorityClass
+	pg.Spec.PriorityClassName = priorityClassName(ns, priorityClass)
 	if _, err := client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("creating pod group %s: %w", name, err)
 	}

@@ -295,7 +295,7 @@ func (c *chaos) checkPreemptions() {
 	// A run that decided no preemption judged nothing: the workload failed
 	// to fill the nodes, which is the harness's failure, not a pass.
 	if c.report.Preemptions == 0 {
-		c.violate("the churn brought about no preemption, so the preemption checks judged nothing: the nodes never filled")
+		c.violate("harness: the run decided no preemption, so the preemption checks judged nothing (the nodes never filled, or the chapter never preempts)")
 	}
 }
 
