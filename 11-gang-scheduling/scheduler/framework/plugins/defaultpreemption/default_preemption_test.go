@@ -37,6 +37,9 @@ type testHandle struct {
 	fit       *noderesources.Fit
 	nodes     map[string]fwk.NodeInfo
 	podGroups map[string]*schedulingv1beta1.PodGroup
+	// fixedStates, when set, are the pod group states, whatever the
+	// nodes hold.
+	fixedStates map[string]fwk.PodGroupState
 }
 
 func (h *testHandle) SnapshotSharedLister() fwk.SharedLister { return testSnapshot{h} }
@@ -62,6 +65,9 @@ func (l testPodGroups) Get(namespace, name string) (*schedulingv1beta1.PodGroup,
 type testPodGroupStates struct{ h *testHandle }
 
 func (l testPodGroupStates) Get(namespace, name string) (fwk.PodGroupState, error) {
+	if st, ok := l.h.fixedStates[namespace+"/"+name]; ok {
+		return st, nil
+	}
 	if _, ok := l.h.podGroups[namespace+"/"+name]; !ok {
 		return nil, fmt.Errorf("pod group state %s/%s not found", namespace, name)
 	}
@@ -115,7 +121,8 @@ func (h *testHandle) Get(name string) (fwk.NodeInfo, error) {
 	if n, ok := h.nodes[name]; ok {
 		return n, nil
 	}
-	return nil, nil
+	// As the snapshot's lister answers.
+	return nil, fmt.Errorf("nodeinfo not found for node name %q", name)
 }
 func (h *testHandle) HavePodsWithAffinityList() ([]fwk.NodeInfo, error)             { return nil, nil }
 func (h *testHandle) HavePodsWithRequiredAntiAffinityList() ([]fwk.NodeInfo, error) { return nil, nil }
@@ -449,6 +456,11 @@ func TestPreemptionOfPodGroupMembers(t *testing.T) {
 		wantNode    string
 		wantVictims []string
 		wantStatus  map[string]string
+		// dropNodes are taken out of the snapshot's nodes after the
+		// pod group states are built from them; wantErr says that the
+		// dry runs then fail.
+		dropNodes []string
+		wantErr   bool
 	}{
 		{
 			name: "a gang's member is spared before an older pod on its own",
@@ -487,6 +499,31 @@ func TestPreemptionOfPodGroupMembers(t *testing.T) {
 			podGroups: []*schedulingv1beta1.PodGroup{podGroup("all", true, 10)},
 			potential: []string{"n1", "n2"}, wantNode: "n2", wantVictims: []string{"p"},
 		},
+		{
+			// The group's priority (5) makes the member the victim with
+			// the lower highest priority, but nodes are compared by the
+			// victim pods' own priorities (pickOneNodeForPreemption):
+			// the member's own 50 loses to the pod of 20.
+			name: "nodes are compared by the victims' own priorities",
+			nodes: []*framework.NodeInfo{
+				nodeInfo("n1", "1", member(running("s1", "n1", 50, "1", 0, nil), "low-group")),
+				nodeInfo("n2", "1", running("p", "n2", 20, "1", 0, nil)),
+			},
+			podGroups: []*schedulingv1beta1.PodGroup{podGroup("low-group", false, 5)},
+			potential: []string{"n1", "n2"}, wantNode: "n2", wantVictims: []string{"p"},
+		},
+		{
+			// searchCrossNodesVictimPods finds a member on a node the
+			// snapshot does not have: upstream's GetVictimsOnNode fails,
+			// and the node is no candidate.
+			name: "a group member on a node the snapshot lacks",
+			nodes: []*framework.NodeInfo{
+				nodeInfo("n", "1", member(running("a1", "n", 0, "1", 0, nil), "all")),
+				nodeInfo("gone", "1", member(running("a2", "gone", 0, "1", 0, nil), "all")),
+			},
+			podGroups: []*schedulingv1beta1.PodGroup{podGroup("all", true, 0)},
+			potential: []string{"n"}, dropNodes: []string{"gone"}, wantErr: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -504,7 +541,28 @@ func TestPreemptionOfPodGroupMembers(t *testing.T) {
 			for _, name := range tt.potential {
 				potential = append(potential, h.nodes[name])
 			}
+			if len(tt.dropNodes) > 0 {
+				// The group's state still lists the members there.
+				states := map[string]fwk.PodGroupState{}
+				for _, pg := range tt.podGroups {
+					st, err := h.SnapshotSharedLister().PodGroupStates().Get(pg.Namespace, pg.Name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					states[pg.Namespace+"/"+pg.Name] = st
+				}
+				h.fixedStates = states
+				for _, name := range tt.dropNodes {
+					delete(h.nodes, name)
+				}
+			}
 			candidates, statuses, err := pl.Evaluator.DryRunPreemption(ctx, state, preemptor, potential, nil, 0, int32(len(potential)))
+			if tt.wantErr {
+				if err == nil || len(candidates) != 0 {
+					t.Errorf("DryRunPreemption = %d candidates, error %v; want none and an error", len(candidates), err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
