@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -63,7 +64,7 @@ func TestUpDown(t *testing.T) {
 	// makes the fake nodes Ready.
 	examples := filepath.Join("..", "..", "..", "docs", "examples")
 	for _, args := range [][]string{
-		{"apply", "-f", filepath.Join(examples, "nodes.yaml"), "-f", filepath.Join(examples, "tainted-node.yaml"), "-f", filepath.Join(examples, "priority.yaml"), "-f", filepath.Join(examples, "pod-too-big.yaml")},
+		{"apply", "-f", filepath.Join(examples, "nodes.yaml"), "-f", filepath.Join(examples, "tainted-node.yaml"), "-f", filepath.Join(examples, "priority-class.yaml"), "-f", filepath.Join(examples, "pod-too-big.yaml")},
 		{"create", "-f", filepath.Join(examples, "pod.yaml"), "-f", filepath.Join(examples, "gang-member.yaml")},
 		{"wait", "--for=condition=Ready", "node", "--all", "--timeout=60s"},
 	} {
@@ -72,6 +73,23 @@ func TestUpDown(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("kubectl %v: %v\n%s", args, err, out)
 		}
+	}
+	// The pod of the class, as page 09 has the reader create it: retried
+	// until the Priority admission plugin's informer has the class. The
+	// deadline only bounds how long a failing test waits.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cmd := exec.Command(filepath.Join(tools, "bin", "kubectl"), "apply", "-f", filepath.Join(examples, "priority.yaml"))
+		cmd.Env = kubectl.Env
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("kubectl apply -f priority.yaml: %v\n%s", err, out)
+			break
+		}
+		time.Sleep(time.Second)
 	}
 
 	// Every process up started: the serve process and its children.
