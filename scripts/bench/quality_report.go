@@ -128,8 +128,13 @@ func seconds(x QualityResult) string {
 // and the nodes each used on the half-full packing against the lower
 // bound (a line).
 func (r *QualityReport) SVG() string {
-	const left, barH, gap, width = 290, 18, 6, 360
+	const barH, gap, width = 18, 6, 360
 	spread, half := r.of(Spread), r.of(PackHalf)
+	var labels []string
+	for _, x := range append(append([]QualityResult{}, spread...), half...) {
+		labels = append(labels, x.Name+" · "+x.Strategy)
+	}
+	left := labelColumn(labels)
 	top1 := 40
 	top2 := top1 + len(spread)*(barH+gap) + 50
 	height := top2 + len(half)*(barH+gap) + 30

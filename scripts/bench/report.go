@@ -5,6 +5,7 @@ import (
 	"html"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Names of the reference targets.
@@ -365,10 +366,27 @@ func (r *Report) preemptionTable(b *strings.Builder, rs []Result) {
 	}
 }
 
+// labelColumn is the x where the bars start: wide enough for the longest
+// label, right-aligned before it, at about 7 pixels a character of the
+// 12-pixel sans-serif font (wider than its average, so that no label is
+// cut off on the left), and at least 200.
+func labelColumn(labels []string) int {
+	longest := 0
+	for _, l := range labels {
+		longest = max(longest, utf8.RuneCountInString(l))
+	}
+	return max(200, 20+7*longest)
+}
+
 // SVG draws the median average throughput of each scheduler as horizontal
 // bars, DNF runs hatched grey, the references in their own colour.
 func (r *Report) SVG() string {
-	const left, barH, gap, width = 200, 22, 8, 440
+	const barH, gap, width = 22, 8, 440
+	var names []string
+	for _, x := range r.BasicMedian {
+		names = append(names, x.Name)
+	}
+	left := labelColumn(names)
 	top := 40
 	height := top + len(r.BasicMedian)*(barH+gap) + 30
 	maxV := 1.0
