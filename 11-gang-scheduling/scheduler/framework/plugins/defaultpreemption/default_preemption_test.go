@@ -188,15 +188,23 @@ func nodeInfo(name, cpu string, pods ...*v1.Pod) *framework.NodeInfo {
 	return ni
 }
 
-// TestSelectVictimsOnNode: the fewest, least important pods of lower
-// priority, with and without PodDisruptionBudgets.
-func TestSelectVictimsOnNode(t *testing.T) {
-	web := map[string]string{"app": "web"}
-	webPDB := &policy.PodDisruptionBudget{
+// web labels the pods that newWebPDB's budget protects.
+var web = map[string]string{"app": "web"}
+
+// newWebPDB is a PodDisruptionBudget over the pods labelled web that
+// allows no disruption.
+func newWebPDB() *policy.PodDisruptionBudget {
+	return &policy.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
 		Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: web}},
 		Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
 	}
+}
+
+// TestSelectVictimsOnNode: the fewest, least important pods of lower
+// priority, with and without PodDisruptionBudgets.
+func TestSelectVictimsOnNode(t *testing.T) {
+	webPDB := newWebPDB()
 	tests := []struct {
 		name           string
 		preemptorCPU   string
@@ -327,12 +335,7 @@ func TestSelectVictimsOnNode(t *testing.T) {
 // candidateList does, and the candidates without a violation come first,
 // each with its node's pod.
 func TestDryRunPreemption(t *testing.T) {
-	web := map[string]string{"app": "web"}
-	webPDB := &policy.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
-		Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: web}},
-		Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
-	}
+	webPDB := newWebPDB()
 	tests := []struct {
 		name          string
 		nodes         int
