@@ -60,6 +60,19 @@ func (h *executorHandle) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	}
 }
 
+// newStartedExecutor returns an Executor on client, with the handle's
+// informers started and synced (the executor reads victims through them);
+// they stop when the test ends.
+func newStartedExecutor(t *testing.T, ctx context.Context, client *fake.Clientset, fts feature.Features) (*Executor, *executorHandle) {
+	h := &executorHandle{client: client, factory: informers.NewSharedInformerFactory(client, 0), activatedCh: make(chan struct{})}
+	e := NewExecutor(h, fts)
+	ctx, cancel := context.WithCancel(ctx)
+	h.factory.Start(ctx.Done())
+	h.factory.WaitForCacheSync(ctx.Done())
+	t.Cleanup(func() { cancel(); h.factory.Shutdown() })
+	return e, h
+}
+
 // TestPrepareCandidateAsync: the preemptor counts as preempting from the
 // call until its last victim's eviction is sent, not after; a failed
 // eviction activates it.
@@ -72,12 +85,7 @@ func TestPrepareCandidateAsync(t *testing.T) {
 			}
 			victims := []*v1.Pod{v1Pod("v1"), v1Pod("v2")}
 			client := fake.NewClientset(victims[0], victims[1])
-			h := &executorHandle{client: client, factory: informers.NewSharedInformerFactory(client, 0), activatedCh: make(chan struct{})}
-			e := NewExecutor(h, feature.Features{EnableAsyncPreemption: true})
-			ctx, cancel := context.WithCancel(ctx)
-			h.factory.Start(ctx.Done())
-			h.factory.WaitForCacheSync(ctx.Done())
-			t.Cleanup(func() { cancel(); h.factory.Shutdown() })
+			e, h := newStartedExecutor(t, ctx, client, feature.Features{EnableAsyncPreemption: true})
 
 			release := make(chan struct{})
 			var mu sync.Mutex
@@ -207,12 +215,7 @@ func TestEvictionsStopAtFirstError(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			h := &executorHandle{client: client, factory: informers.NewSharedInformerFactory(client, 0), activatedCh: make(chan struct{})}
-			e := NewExecutor(h, feature.Features{EnableAsyncPreemption: async})
-			ctx, cancel := context.WithCancel(ctx)
-			h.factory.Start(ctx.Done())
-			h.factory.WaitForCacheSync(ctx.Done())
-			t.Cleanup(func() { cancel(); h.factory.Shutdown() })
+			e, h := newStartedExecutor(t, ctx, client, feature.Features{EnableAsyncPreemption: async})
 			preemptor := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "preemptor", UID: "preemptor"}}
 			c := &candidate{name: "n", victims: &extenderv1.Victims{Pods: victims}}
 			status := e.actuatePodPreemption(ctx, c, preemptor, "DefaultPreemption")
