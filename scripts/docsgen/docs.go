@@ -65,11 +65,11 @@ func Render(root, docDir string, page []byte) ([]byte, error) {
 		case "diffstat":
 			body, err = diffstat(root, arg)
 		case "diff":
-			body, err = foldedDiff(root, arg)
+			body, err = foldedDiff(root, docsPrefix(root, docDir), arg)
 		case "output":
 			body, err = output(docDir, arg)
 		case "workshop":
-			body, err = workshopBlock(root, arg)
+			body, err = workshopBlock(root, docsPrefix(root, docDir), arg)
 		}
 		if err != nil {
 			setErr(&firstErr, fmt.Errorf("%s %s: %w", kind, arg, err))
@@ -86,11 +86,25 @@ func setErr(dst *error, err error) {
 	}
 }
 
-// snippet returns a fenced code block with a declaration from a file.
+// docsPrefix is what a page in docDir puts before a path relative to
+// docs/: "" on docs/ itself, "../" on docs/reference/.
+func docsPrefix(root, docDir string) string {
+	rel, err := filepath.Rel(docDir, filepath.Join(root, "docs"))
+	if err != nil || rel == "." {
+		return ""
+	}
+	return filepath.ToSlash(rel) + "/"
+}
+
+// snippet returns a fenced code block with a declaration from a file: all
+// of it, or with a third field FROM-TO, its lines FROM to TO (the doc
+// comment's first line is 1), so that a post shows a long function in
+// parts. A part that starts or ends inside the declaration says so with a
+// "// ..." line.
 func snippet(root, arg string) (string, error) {
 	fields := strings.Fields(arg)
-	if len(fields) == 0 || len(fields) > 2 {
-		return "", fmt.Errorf("want PATH [SYMBOL]")
+	if len(fields) == 0 || len(fields) > 3 {
+		return "", fmt.Errorf("want PATH [SYMBOL [FROM-TO]]")
 	}
 	path := filepath.Join(root, fields[0])
 	src, err := os.ReadFile(path)
@@ -111,8 +125,58 @@ func snippet(root, arg string) (string, error) {
 			return "", err
 		}
 	}
-	code = workshopMarker.ReplaceAllString(code, "")
-	return fmt.Sprintf("```%s\n%s\n```\n", lang, strings.TrimRight(code, "\n")), nil
+	code = strings.TrimRight(workshopMarker.ReplaceAllString(code, ""), "\n")
+	if len(fields) == 3 {
+		if code, err = lineRange(code, fields[2]); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("```%s\n%s\n```\n", lang, code), nil
+}
+
+// DeclLines returns a declaration as a snippet shows it, one numbered line
+// each: what a writer reads to choose a snippet's FROM-TO.
+func DeclLines(root, arg string) (string, error) {
+	fields := strings.Fields(arg)
+	if len(fields) != 2 {
+		return "", fmt.Errorf("want PATH SYMBOL")
+	}
+	path := filepath.Join(root, fields[0])
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	code, err := goDecl(path, src, fields[1])
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i, l := range strings.Split(strings.TrimRight(workshopMarker.ReplaceAllString(code, ""), "\n"), "\n") {
+		fmt.Fprintf(&b, "%4d  %s\n", i+1, l)
+	}
+	return b.String(), nil
+}
+
+// lineRange cuts lines FROM-TO (1-based, inclusive) out of code, marking
+// the cut ends with "// ..." at the indentation of the line beside them.
+func lineRange(code, spec string) (string, error) {
+	var from, to int
+	if _, err := fmt.Sscanf(spec, "%d-%d", &from, &to); err != nil || fmt.Sprintf("%d-%d", from, to) != spec {
+		return "", fmt.Errorf("line range %q: want FROM-TO", spec)
+	}
+	lines := strings.Split(code, "\n")
+	if from < 1 || to < from || to > len(lines) {
+		return "", fmt.Errorf("line range %s is outside the declaration's %d lines", spec, len(lines))
+	}
+	indent := func(l string) string { return l[:len(l)-len(strings.TrimLeft(l, "\t "))] }
+	part := append([]string{}, lines[from-1:to]...)
+	if from > 1 {
+		part = append([]string{indent(part[0]) + "// ..."}, part...)
+	}
+	if to < len(lines) {
+		part = append(part, indent(lines[to-1])+"// ...")
+	}
+	return strings.Join(part, "\n"), nil
 }
 
 // workshopMarker matches a `//workshop:part NN/K` line (make workshop's
@@ -217,15 +281,15 @@ func diffstat(root, chapter string) (string, error) {
 // foldedDiff returns a chapter's diff without its test files, in a
 // <details> block that a reader opens. Its fence has four backticks, so
 // that a diff of a page with code blocks cannot close it.
-func foldedDiff(root, chapter string) (string, error) {
+func foldedDiff(root, prefix, chapter string) (string, error) {
 	diff, err := os.ReadFile(filepath.Join(root, "docs", "diffs", chapter+".diff"))
 	if err != nil {
 		return "", err
 	}
 	code := WithoutTests(diff)
 	lines := strings.Count(string(code), "\n")
-	return fmt.Sprintf("<details>\n<summary>The diff without its tests (%d lines; the <a href=\"diffs/%s.diff\">full diff</a> has the tests too)</summary>\n\n````diff\n%s````\n\n</details>\n",
-		lines, chapter, code), nil
+	return fmt.Sprintf("<details>\n<summary>The diff without its tests (%d lines; the <a href=\"%sdiffs/%s.diff\">full diff</a> has the tests too)</summary>\n\n````diff\n%s````\n\n</details>\n",
+		lines, prefix, chapter, code), nil
 }
 
 // output embeds a file `make docs-data` or `make bench` wrote: markdown

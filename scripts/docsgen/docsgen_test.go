@@ -1,6 +1,7 @@
 package docsgen
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,58 +116,192 @@ func TestMisspellings(t *testing.T) {
 	}
 }
 
-func TestCheckChapterPage(t *testing.T) {
-	chapters := []string{"01-a", "02-b", "03-c"}
-	nav := func(prev, next string) string {
-		return "<!-- nav -->\n[← Previous](" + prev + ") · [Next →](" + next + ")\n<!-- /nav -->"
+func TestCheckPost(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "02-b", "scheduler"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	page := func(i int, top, bottom string) []byte {
-		return []byte("# Title\n\n" + top + "\n\n**In short:** what you learn.\n\n## Exercises\n\n<!-- workshop: " + chapters[i] + " -->\n<!-- /workshop -->\n\n## What you learned\n\nThis.\n\n" + bottom + "\n")
+	if err := os.WriteFile(filepath.Join(root, "02-b", "scheduler", "x.go"), []byte("package scheduler\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	posts := []string{"01-a.md", "02-b.md", "02b-more.md", "03-c.md"}
+	nav := func(prev, next, ref string) string {
+		return "<!-- nav -->\n[← Previous](" + prev + ") · [Reference](" + ref + ") · [Next →](" + next + ")\n<!-- /nav -->"
+	}
+	test := "<!-- snippet: 02-b/scheduler/x_test.go TestX -->\n```go\nfunc TestX(t *testing.T) {}\n```\n<!-- /snippet -->\n"
+	code := "<!-- snippet: 02-b/scheduler/x.go X -->\n```go\nfunc X() {}\n```\n<!-- /snippet -->\n"
+	opening := "The problem:\n\n```text\nPending\n```\n\n```mermaid\nflowchart LR\n```\n\n> **Before you start:** read [01](01-a.md).\n\n"
+	step := func(n int, body string) string {
+		return fmt.Sprintf("## Step %d: a step\n\nThe code goes in `scheduler/x.go`.\n\n%s\n", n, body)
+	}
+	page := func(top, body, bottom string) []byte {
+		return []byte("# Title\n\n" + top + "\n\n" + opening + body + "## What you learned\n\nThis.\n\n" + bottom + "\n")
+	}
+	good := nav("01-a.md", "02b-more.md", "reference/02-b.md")
+	steps := step(1, test+code) + step(2, test)
+	long := "<!-- snippet: 02-b/scheduler/x.go Y -->\n```go\n" + strings.Repeat("x\n", 46) + "```\n<!-- /snippet -->\n"
 	tests := []struct {
 		name string
 		i    int
 		page []byte
 		want []string
 	}{
-		{name: "middle chapter, complete", i: 1, page: page(1, nav("01-a.md", "03-c.md"), nav("01-a.md", "03-c.md"))},
-		{name: "first chapter links the README", i: 0, page: page(0, nav("../README.md", "02-b.md"), nav("../README.md", "02-b.md"))},
-		{name: "newest chapter links the chapter list", i: 2, page: page(2, nav("02-b.md", "../README.md#the-chapters"), nav("02-b.md", "../README.md#the-chapters"))},
+		{name: "first post of a chapter told in two, complete", i: 1, page: page(good, steps, good)},
 		{
-			name: "wrong next link at the bottom",
+			name: "the first post links the README; next and reference wrong at the bottom do not matter for the reference",
+			i:    0,
+			page: page(nav("../README.md", "02-b.md", "reference/02-b.md"), steps, nav("../README.md", "02-b.md", "")),
+		},
+		{
+			name: "the last post links the chapter list",
+			i:    3,
+			page: page(nav("02b-more.md", "../README.md#the-chapters", "reference/02-b.md"), steps, nav("02b-more.md", "../README.md#the-chapters", "")),
+		},
+		{
+			name: "wrong next link at the bottom, and no reference link at the top",
 			i:    1,
-			page: page(1, nav("01-a.md", "03-c.md"), nav("01-a.md", "04-d.md")),
-			want: []string{"p.md: a nav block does not link 03-c.md"},
+			page: page(nav("01-a.md", "02b-more.md", ""), steps, nav("01-a.md", "03-c.md", "")),
+			want: []string{
+				"p.md: a nav block does not link 02b-more.md",
+				"p.md: the top nav block does not link the reference page reference/02-b.md",
+			},
+		},
+		{
+			name: "code before its test, one step, a long snippet, reference material",
+			i:    1,
+			page: page(good, step(1, code+test+long)+"<!-- diff: 02-b -->\n<!-- /diff -->\n<!-- output: data/02-b-tests.txt -->\n<!-- /output -->\n", good),
+			want: []string{
+				`p.md: want at least two "## Step N: ..." sections, found 1`,
+				`p.md: "## Step 1: a step" shows code before a test: show the test that fails first (a snippet of a _test.go file)`,
+				"p.md: snippet 02-b/scheduler/x.go Y has 46 lines, at most 45 in a post: show it in parts (PATH SYMBOL FROM-TO)",
+				"p.md: <!-- diff: ...--> belongs on the reference page",
+				"p.md: a test listing belongs on the reference page",
+			},
+		},
+		{
+			name: "a step that says nowhere where its code goes, steps out of order",
+			i:    1,
+			page: page(good, "## Step 2: nowhere\n\n"+test+step(1, test), good),
+			want: []string{
+				`p.md: "## Step 2: nowhere": steps are numbered 1, 2, ... in order`,
+				`p.md: "## Step 2: nowhere" names no file of 02-b in backticks: say where the step's code goes`,
+				`p.md: "## Step 1: a step": steps are numbered 1, 2, ... in order`,
+			},
+		},
+		{
+			name: "no opening and no box",
+			i:    1,
+			page: []byte("# Title\n\n" + good + "\n\n" + steps + "## What you learned\n\n" + good + "\n"),
+			want: []string{`p.md: no box: a blockquote starting "> **Before you start:**"`},
+		},
+		{
+			name: "a box of six lines that links nothing, after a bare opening",
+			i:    1,
+			page: []byte("# Title\n\n" + good + "\n\nText.\n\n> **Before you start:**\n> a\n> b\n> c\n> d\n> e\n\n" + steps + "## What you learned\n\n" + good + "\n"),
+			want: []string{
+				"p.md: the opening has no picture of the loop (a ```mermaid block) before the box",
+				"p.md: the opening shows no run or failing test (a fenced block or an output block) before the box",
+				"p.md: the box has 6 lines, at most 5",
+				"p.md: the box links nothing: it links the posts the reader needs",
+			},
 		},
 		{
 			name: "no frame at all",
 			i:    1,
 			page: []byte("# Title\n\nText.\n\n## Run it\n"),
-			want: []string{
-				"p.md: want a nav block under the title and one at the end, found 0",
-				`p.md: want a paragraph starting "**In short:** " before the first section`,
-				`p.md: no "## Exercises" section`,
-				`p.md: no "## What you learned" section`,
-				"p.md: the Exercises section has no <!-- workshop: 02-b --> block",
-			},
+			want: []string{"p.md: want a nav block under the title and one at the end, found 0"},
 		},
 		{
-			name: "the workshop block of another chapter",
-			i:    2,
-			page: page(1, nav("02-b.md", "../README.md#the-chapters"), nav("02-b.md", "../README.md#the-chapters")),
-			want: []string{"p.md: the Exercises section has no <!-- workshop: 03-c --> block"},
-		},
-		{
-			name: "text after the last nav block",
+			name: "text after the last nav block, and no What you learned",
 			i:    1,
-			page: append(page(1, nav("01-a.md", "03-c.md"), nav("01-a.md", "03-c.md")), []byte("More.\n")...),
-			want: []string{"p.md: the page must end with a nav block"},
+			page: []byte("# Title\n\n" + good + "\n\n" + opening + steps + good + "\nMore.\n"),
+			want: []string{
+				"p.md: the page must end with a nav block",
+				`p.md: no "## What you learned" section`,
+			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, CheckChapterPage("p.md", tt.page, chapters, tt.i)); diff != "" {
+			if diff := cmp.Diff(tt.want, CheckPost(root, "p.md", tt.page, posts, tt.i, "02-b")); diff != "" {
 				t.Errorf("problems (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProseWords(t *testing.T) {
+	tests := []struct {
+		name, page string
+		want       int
+	}{
+		{name: "plain words", page: "One two, three.", want: 3},
+		{name: "inline code is one word", page: "Call `sched.ScheduleOne(ctx, fwk)` now.", want: 3},
+		{name: "a link's target does not count", page: "See [the glossary](glossary.md#a-b-c) here.", want: 4},
+		{name: "fenced code does not count", page: "Before.\n\n```go\nfunc a() { b c d }\n```\n\nAfter.", want: 2},
+		{name: "generated blocks do not count", page: "A.\n<!-- output: data/x.txt -->\n```text\nmany words here\n```\n<!-- /output -->\nB.", want: 2},
+		{name: "details and comments do not count", page: "A <!-- a note --> B\n<details>\n<summary>fold</summary>\nhidden words\n</details>\nC", want: 3},
+		{name: "punctuation alone is no word", page: "A - B | C → D", want: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, ProseWords(tt.page)); diff != "" {
+				t.Errorf("words (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckReference(t *testing.T) {
+	root := t.TempDir()
+	full := "# Ref\n\n[post](../02-b.md), [more](../02b-more.md)\n\n## The diff\n\n<!-- diff: 02-b -->\n<!-- /diff -->\n\n## Tests\n\n## Upstream map\n\n## What this chapter leaves out\n\n## Exercises\n\n<!-- workshop: 02-b -->\n<!-- /workshop -->\n"
+	tests := []struct {
+		name, page string
+		want       []string
+	}{
+		{name: "complete", page: full},
+		{
+			name: "a post not linked, a section missing, the workshop block of another chapter",
+			page: strings.Replace(strings.Replace(strings.Replace(full, "[more](../02b-more.md)", "", 1), "## Upstream map\n", "", 1), "workshop: 02-b", "workshop: 03-c", 1),
+			want: []string{
+				"r.md: does not link the post ../02b-more.md",
+				`r.md: no "## Upstream map" section`,
+				"r.md: the Exercises section has no <!-- workshop: 02-b --> block",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, CheckReference(root, "r.md", []byte(tt.page), "02-b", []string{"02-b.md", "02b-more.md"})); diff != "" {
+				t.Errorf("problems (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLineRange(t *testing.T) {
+	code := "// F does f.\nfunc F() {\n\ta()\n\tb()\n}"
+	tests := []struct {
+		spec, want, err string
+	}{
+		{spec: "1-5", want: code},
+		{spec: "3-4", want: "\t// ...\n\ta()\n\tb()\n\t// ..."},
+		{spec: "1-2", want: "// F does f.\nfunc F() {\n// ..."},
+		{spec: "4-6", err: `line range 4-6 is outside the declaration's 5 lines`},
+		{spec: "3", err: `line range "3": want FROM-TO`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			got, err := lineRange(code, tt.spec)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tt.err, gotErr); diff != "" {
+				t.Fatalf("error (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("lines (-want, +got):\n%s", diff)
 			}
 		})
 	}

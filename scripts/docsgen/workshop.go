@@ -2,6 +2,7 @@ package docsgen
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,9 +15,9 @@ import (
 // and its check; then the exercises' checks. The page's prose explains
 // each; the commands here are generated, so they cannot drift from what
 // make workshop-prove proves.
-func workshopBlock(root, chapter string) (string, error) {
+func workshopBlock(root, prefix, chapter string) (string, error) {
 	if chapter == "all" {
-		return workshopPlan(root)
+		return workshopPlan(root, prefix)
 	}
 	spec, err := workshop.LoadSpec(filepath.Join(root, "scripts", "workshop", "chapters", chapter+".yaml"))
 	if err != nil {
@@ -28,7 +29,7 @@ func workshopBlock(root, chapter string) (string, error) {
 	}
 	nn := fmt.Sprintf("%02d", spec.Number)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Start with `make workshop CHAPTER=%s`: it copies the chapter to `workshop/%s/` with these functions as stubs. Write them part by part and check each with the command in its row ([the workshop guide](workshop.md) has the rest).\n\n", nn, chapter)
+	fmt.Fprintf(&b, "Start with `make workshop CHAPTER=%s`: it copies the chapter to `workshop/%s/` with these functions as stubs. Write them part by part and check each with the command in its row ([the workshop guide](%sworkshop.md) has the rest).\n\n", nn, chapter, prefix)
 	b.WriteString("| part | what you write | functions | lines | difficulty | time (estimate) | its unit tests: your spec | check |\n|---|---|---|---:|---|---|---|---|\n")
 	for i, p := range spec.Parts {
 		k := i + 1
@@ -45,7 +46,7 @@ func workshopBlock(root, chapter string) (string, error) {
 		if p.Minutes > 0 {
 			minutes = fmt.Sprintf("%d min", p.Minutes)
 		}
-		doc := strings.TrimPrefix(p.Doc, "docs/")
+		doc := prefix + strings.TrimPrefix(p.Doc, "docs/")
 		var tests []string
 		for _, r := range p.Unit {
 			tests = append(tests, cell(fmt.Sprintf("`%s` in `%s`", strings.Trim(r.Run, "^$"), strings.TrimPrefix(r.Pkg, "./"))))
@@ -98,7 +99,7 @@ func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // workshopPlan is the table of every chapter's workshop for the
 // facilitator's guide: parts, their measured minutes, and exercises.
-func workshopPlan(root string) (string, error) {
+func workshopPlan(root, prefix string) (string, error) {
 	specs, err := workshop.LoadSpecs(filepath.Join(root, "scripts", "workshop"))
 	if err != nil {
 		return "", err
@@ -116,7 +117,37 @@ func workshopPlan(root string) (string, error) {
 			}
 			parts = append(parts, fmt.Sprintf("%d. %s (%s, %s)", i+1, strings.SplitN(p.Title, ":", 2)[0], p.Difficulty, m))
 		}
-		fmt.Fprintf(&b, "| [%s](%s.md#exercises) | %s | %d min | %d |\n", s.Chapter, s.Chapter, strings.Join(parts, "<br>"), total, len(s.Exercises))
+		fmt.Fprintf(&b, "| [%s](%sreference/%s.md#exercises) | %s | %d min | %d |\n", s.Chapter, prefix, s.Chapter, strings.Join(parts, "<br>"), total, len(s.Exercises))
 	}
 	return b.String(), nil
+}
+
+// CheckWorkshopDocs reports a workshop part whose doc is not a section of
+// a post: a stub's TODO sends the learner there to learn the concept, and
+// the reference page's finished code would give the answer away.
+func CheckWorkshopDocs(root string, posts []string) []string {
+	specs, err := workshop.LoadSpecs(filepath.Join(root, "scripts", "workshop"))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	isPost := map[string]bool{}
+	for _, p := range posts {
+		isPost["docs/"+p] = true
+	}
+	var problems []string
+	for _, s := range specs {
+		for i, p := range s.Parts {
+			where := fmt.Sprintf("scripts/workshop/chapters/%s.yaml: part %d: doc %s", s.Chapter, i+1, p.Doc)
+			file, anchor, _ := strings.Cut(p.Doc, "#")
+			if !isPost[file] || anchor == "" {
+				problems = append(problems, where+" is not a section of a post (docs/NN-name.md#section)")
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(root, file))
+			if err != nil || !hasAnchor(data, anchor) {
+				problems = append(problems, where+" names no heading")
+			}
+		}
+	}
+	return problems
 }

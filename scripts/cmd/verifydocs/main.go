@@ -21,11 +21,36 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root")
 	fix := flag.Bool("fix", false, "rewrite generated blocks")
+	show := flag.String("show", "", "print the declaration 'PATH SYMBOL' with the line numbers a snippet's FROM-TO counts, and exit")
+	only := flag.String("only", "", "report only the problems that contain this text, and the word counts of the posts whose names contain it")
 	flag.Parse()
-	problems, err := run(*root, *fix)
+	if *show != "" {
+		out, err := docsgen.DeclLines(*root, *show)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "verifydocs: "+err.Error())
+			os.Exit(1)
+		}
+		fmt.Print(out)
+		return
+	}
+	problems, words, err := run(*root, *fix)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "verifydocs: "+err.Error())
 		os.Exit(1)
+	}
+	if *only != "" {
+		var kept []string
+		for _, p := range problems {
+			if strings.Contains(p, *only) {
+				kept = append(kept, p)
+			}
+		}
+		problems = kept
+		for _, w := range words {
+			if strings.Contains(w, *only) {
+				fmt.Println(w)
+			}
+		}
 	}
 	for _, p := range problems {
 		fmt.Fprintln(os.Stderr, "verifydocs: "+p)
@@ -35,11 +60,18 @@ func main() {
 	}
 }
 
-func run(root string, fix bool) ([]string, error) {
+// run checks every page, and returns the problems and, for each post, a
+// line with its words of prose.
+func run(root string, fix bool) ([]string, []string, error) {
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	refs, err := filepath.Glob(filepath.Join(root, "docs", "reference", "*.md"))
+	if err != nil {
+		return nil, nil, err
+	}
+	pages = append(pages, refs...)
 	pages = append(pages, filepath.Join(root, "README.md"), filepath.Join(root, "scripts", "e2e", "scenarios", "README.md"))
 	sort.Strings(pages)
 	var problems []string
@@ -59,7 +91,7 @@ func run(root string, fix bool) ([]string, error) {
 		if !docsgen.Equal(rendered, data) {
 			if fix {
 				if err := os.WriteFile(page, rendered, 0o644); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				fmt.Println("rewrote", page)
 			} else {
@@ -71,21 +103,43 @@ func run(root string, fix bool) ([]string, error) {
 
 	chapters, err := docsgen.ChapterDirs(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	posts, owner, err := docsgen.Posts(root, chapters)
+	if err != nil {
+		return nil, nil, err
 	}
 	readme, _ := os.ReadFile(filepath.Join(root, "README.md"))
-	for i, ch := range chapters {
-		page := filepath.Join(root, "docs", ch+".md")
+	var words []string
+	for i, post := range posts {
+		page := filepath.Join(root, "docs", post)
 		data, err := os.ReadFile(page)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("chapter %s has no page %s", ch, page))
-		} else {
-			problems = append(problems, docsgen.CheckChapterPage(page, data, chapters, i)...)
+			problems = append(problems, fmt.Sprintf("chapter %s has no post %s", owner[post], page))
+			continue
 		}
-		if !strings.Contains(string(readme), "docs/"+ch+".md") {
-			problems = append(problems, fmt.Sprintf("README.md does not link docs/%s.md", ch))
+		problems = append(problems, docsgen.CheckPost(root, page, data, posts, i, owner[post])...)
+		words = append(words, fmt.Sprintf("%s: %d words of prose (at most %d)", page, docsgen.ProseWords(string(data)), docsgen.MaxProseWords))
+		if !strings.Contains(string(readme), "docs/"+post) {
+			problems = append(problems, fmt.Sprintf("README.md does not link docs/%s", post))
 		}
 	}
+	for _, ch := range chapters {
+		page := filepath.Join(root, "docs", "reference", ch+".md")
+		data, err := os.ReadFile(page)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("chapter %s has no reference page %s", ch, page))
+			continue
+		}
+		var its []string
+		for _, p := range posts {
+			if owner[p] == ch {
+				its = append(its, p)
+			}
+		}
+		problems = append(problems, docsgen.CheckReference(root, page, data, ch, its)...)
+	}
+	problems = append(problems, docsgen.CheckWorkshopDocs(root, posts)...)
 
 	// Every run output exists (Render checked that) and is shown somewhere.
 	outputs, _ := filepath.Glob(filepath.Join(root, "docs", "data", "*"))
@@ -108,7 +162,7 @@ func run(root string, fix bool) ([]string, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, f := range files {
@@ -118,5 +172,5 @@ func run(root string, fix bool) ([]string, error) {
 		}
 		problems = append(problems, docsgen.Misspellings(f, data)...)
 	}
-	return problems, nil
+	return problems, words, nil
 }
