@@ -28,6 +28,9 @@ import (
 // Config sizes the SchedulingBasic workload, as scheduler_perf's
 // misc/performance-config.yaml does (initNodes, initPods, measurePods).
 type Config struct {
+	// Workload names the namespaces and nodes of a run, "basic" when
+	// empty: the large size runs the same targets in the same cluster.
+	Workload              string `json:",omitempty"`
 	Nodes, InitPods, Pods int
 	// Cap bounds the measured phase: a scheduler that has not scheduled
 	// every measured pod by then did not finish (DNF).
@@ -152,7 +155,11 @@ func (e *Env) createNodes(ctx context.Context, ns string, from, n int, labels ma
 func (e *Env) RunSchedulingBasic(ctx context.Context, t Target, cfg Config, run int) (Result, error) {
 	client := e.Client
 	res := Result{Name: t.Name}
-	ns, nodes, err := e.setUp(ctx, "basic", t, run, cfg.Nodes)
+	workload := cfg.Workload
+	if workload == "" {
+		workload = "basic"
+	}
+	ns, nodes, err := e.setUp(ctx, workload, t, run, cfg.Nodes)
 	defer cleanup(client, ns)
 	if err != nil {
 		return res, err

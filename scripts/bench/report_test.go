@@ -155,24 +155,43 @@ func TestJudgeSearch(t *testing.T) {
 		{
 			name:  "faster than the defaults",
 			basic: []Result{{Name: "10-x", Throughput: Summary{Average: 250}}, {Name: UpstreamDefaults, Throughput: Summary{Average: 200}}},
-			want:  Check{Target: "10-x SchedulingBasic ≥ 1.0× kube-scheduler (defaults)", Measured: "1.25× (250.0 vs 200.0 pods/s)", Met: true},
+			want:  Check{Target: "10-x SchedulingBasic at 5000 nodes ≥ 1.0× kube-scheduler (defaults)", Measured: "1.25× (250.0 vs 200.0 pods/s)", Met: true},
 		},
 		{
 			name:  "slower, and DNF",
 			basic: []Result{{Name: "10-x", Throughput: Summary{Average: 100}, DNF: true}, {Name: UpstreamDefaults, Throughput: Summary{Average: 200}}},
-			want:  Check{Target: "10-x SchedulingBasic ≥ 1.0× kube-scheduler (defaults)", Measured: "0.50× (100.0 vs 200.0 pods/s)"},
+			want:  Check{Target: "10-x SchedulingBasic at 5000 nodes ≥ 1.0× kube-scheduler (defaults)", Measured: "0.50× (100.0 vs 200.0 pods/s)"},
 		},
 		{
 			name:  "no reference",
 			basic: []Result{{Name: "10-x", Throughput: Summary{Average: 100}}},
-			want:  Check{Target: "10-x SchedulingBasic ≥ 1.0× kube-scheduler (defaults)", Measured: "not measured"},
+			want:  Check{Target: "10-x SchedulingBasic at 5000 nodes ≥ 1.0× kube-scheduler (defaults)", Measured: "not measured"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, JudgeSearch(tt.basic, "10-x")); diff != "" {
+			if diff := cmp.Diff(tt.want, JudgeSearch(tt.basic, "10-x", 5000)); diff != "" {
 				t.Errorf("check (-want, +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestSummaryMarkdown(t *testing.T) {
+	r := &Report{
+		Date: "d", Machine: "m", Runs: 3,
+		Basic:       Config{Nodes: 100},
+		Large:       Config{Nodes: 5000},
+		BasicMedian: []Result{{Name: "01-a", Throughput: Summary{Average: 9.9}, DNF: true}, {Name: "08-h", Throughput: Summary{Average: 300}}, {Name: UpstreamDefaults, Throughput: Summary{Average: 280}}},
+		LargeMedian: []Result{{Name: "08-h", Throughput: Summary{Average: 100}}, {Name: UpstreamDefaults, Throughput: Summary{Average: 200}}, {Name: UpstreamLike10, Throughput: Summary{Average: 190}}},
+	}
+	want := "SchedulingBasic, average pods/s, median of 3 runs, measured d on m ([all the tables](b.md)):\n\n" +
+		"| scheduler | 100 nodes | 5000 nodes |\n|---|---:|---:|\n" +
+		"| 01-a | 9.9 (DNF) | – |\n" +
+		"| 08-h | 300.0 | 100.0 |\n" +
+		"| kube-scheduler (defaults) | 280.0 | 200.0 |\n" +
+		"| kube-scheduler (like 10) | – | 190.0 |\n"
+	if diff := cmp.Diff(want, r.SummaryMarkdown("b.md")); diff != "" {
+		t.Errorf("summary (-want, +got):\n%s", diff)
 	}
 }

@@ -66,7 +66,18 @@ type options struct {
 	// profile is the chapter whose measured phase is profiled in one more
 	// SchedulingBasic run, not counted in the medians.
 	profile int
+	// large is SchedulingBasic at scheduler_perf's largest size, run in
+	// the same make bench for 08, the chapters from 10 on and
+	// kube-scheduler, so that every figure of the docs comes from one run
+	// on one machine; Nodes 0 leaves it out. largeProfile is the chapter
+	// profiled once more at that size.
+	large        bench.Config
+	largeProfile int
 }
+
+// largeChapter says whether a chapter runs at the large size: 08 scores
+// every node, and from 10 on the search stops once enough nodes fit.
+func largeChapter(n int) bool { return n == 8 || n >= e2e.SearchChapter }
 
 func run() error {
 	o := options{
@@ -80,6 +91,9 @@ func run() error {
 		gang:    bench.GangConfig{Nodes: 500, Groups: 1000, PodsPerGroup: 3, Cap: 2 * time.Minute},
 		runs:    3,
 		profile: 8,
+		// scheduler_perf's SchedulingBasic 5000Nodes_10000Pods.
+		large:        bench.Config{Workload: "large", Nodes: 5000, InitPods: 1000, Pods: 10000, Cap: 5 * time.Minute, QPS: 5000, Burst: 5000},
+		largeProfile: e2e.SearchChapter,
 	}
 	flag.StringVar(&o.root, "root", ".", "repository root")
 	flag.StringVar(&o.tools, "tools", ".cache/tools", "tools directory (see scripts/build-tools.sh)")
@@ -101,6 +115,10 @@ func run() error {
 	flag.IntVar(&o.gang.Nodes, "gang-nodes", o.gang.Nodes, "GangScheduling: nodes")
 	flag.IntVar(&o.gang.Groups, "gangs", o.gang.Groups, "GangScheduling: pod groups, each a gang")
 	flag.IntVar(&o.gang.PodsPerGroup, "pods-per-gang", o.gang.PodsPerGroup, "GangScheduling: members of each gang, and its minCount")
+	flag.IntVar(&o.large.Nodes, "large-nodes", o.large.Nodes, "SchedulingBasic at the large size (08, 10 on, kube-scheduler): nodes; 0 leaves the large size out")
+	flag.IntVar(&o.large.InitPods, "large-init-pods", o.large.InitPods, "SchedulingBasic at the large size: init pods")
+	flag.IntVar(&o.large.Pods, "large-pods", o.large.Pods, "SchedulingBasic at the large size: measured pods")
+	flag.DurationVar(&o.large.Cap, "large-cap", o.large.Cap, "SchedulingBasic at the large size: cap")
 	flag.IntVar(&o.runs, "runs", o.runs, "runs of everything; the report takes the median")
 	flag.IntVar(&o.profile, "profile", o.profile, "chapter to profile in one more SchedulingBasic run (pprof -top goes to the report); 0 for none")
 	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
@@ -113,6 +131,10 @@ func run() error {
 		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
 	}
 	o.basic.QPS = float32(*qps)
+	o.large.QPS, o.large.Burst = o.basic.QPS, o.basic.Burst
+	if o.basicOnly || o.preemptionOnly || o.gangOnly {
+		o.large.Nodes = 0
+	}
 	if o.basicOnly && (o.docs || o.preemptionOnly || o.gangOnly) {
 		return fmt.Errorf("--basic-only goes with neither --docs, --preemption-only nor --gang-only")
 	}
@@ -124,6 +146,9 @@ func run() error {
 		o.requeue = bench.RequeueConfig{Nodes: 2, Pods: 10, Rounds: 2, Pause: 500 * time.Millisecond, Cap: time.Minute}
 		o.preemption = bench.PreemptionConfig{Nodes: 3, Pods: 3, AsyncNodes: 3, AsyncPods: 6, Interval: 200 * time.Millisecond, Cap: time.Minute}
 		o.gang = bench.GangConfig{Nodes: 3, Groups: 4, PodsPerGroup: 3, Cap: time.Minute}
+		// The large size runs the same SchedulingBasic code as the
+		// default size, which the tiny run checks.
+		o.large.Nodes = 0
 		o.runs = 1
 		if o.docs {
 			return fmt.Errorf("--tiny and --docs: a tiny run's figures are not for the docs")
@@ -131,12 +156,13 @@ func run() error {
 	}
 	if o.basic.Nodes < 1 || o.basic.InitPods < 0 || o.basic.Pods < 1 || o.basic.Cap <= 0 || o.basic.QPS <= 0 || o.basic.Burst < 1 ||
 		o.requeue.Nodes < 1 || o.requeue.Pods < 1 || o.requeue.Rounds < 0 || o.runs < 1 || o.preemption.Nodes < 1 || o.preemption.Pods < 1 || o.preemption.AsyncNodes < 1 || o.preemption.AsyncPods < 1 ||
-		o.gang.Nodes < 1 || o.gang.Groups < 1 || o.gang.PodsPerGroup < 1 {
+		o.gang.Nodes < 1 || o.gang.Groups < 1 || o.gang.PodsPerGroup < 1 ||
+		o.large.Nodes < 0 || (o.large.Nodes > 0 && (o.large.InitPods < 0 || o.large.Pods < 1 || o.large.Cap <= 0)) {
 		return fmt.Errorf("need --nodes, --pods, --requeue-nodes, --requeue-pods, --preemption-nodes, --preemption-pods, --gang-nodes, --gangs, --pods-per-gang, --runs, --qps and --burst ≥ 1, --init-pods and --rounds ≥ 0, --cap > 0")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, top, err := measure(ctx, o)
+	rep, top, largeTop, err := measure(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -144,11 +170,14 @@ func run() error {
 	if top != nil {
 		fmt.Printf("CPU profile of the measured phase, %s:\n%s", rep.Profiled.Name, top)
 	}
+	if largeTop != nil {
+		fmt.Printf("CPU profile of the measured phase at %d nodes, %s:\n%s", rep.Large.Nodes, rep.LargeProfiled.Name, largeTop)
+	}
 	if o.tiny {
 		return checkTiny(rep, top)
 	}
 	if o.docs {
-		return writeDocs(o.root, rep, top)
+		return writeDocs(o.root, rep, top, largeTop)
 	}
 	return nil
 }
@@ -156,14 +185,14 @@ func run() error {
 // measure builds the chapters, starts the cluster, and runs every target
 // o.runs times, the targets of a run one after the other; then the
 // profiled chapter once more, whose pprof -top it returns.
-func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
+func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop []byte, err error) {
 	found, err := e2e.FindChapters(o.root)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	chapters, err := e2e.SelectChapters(found, o.chapters)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if o.tiny && o.chapters == "" && len(chapters) > 2 {
 		// The harness, not the chapters, is under test: the first chapter
@@ -176,17 +205,17 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	}
 	dir, err := filepath.Abs(filepath.Join(o.out, time.Now().Format("20060102-150405")))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	binDir := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	client := e2e.Client{QPS: o.basic.QPS, Burst: o.basic.Burst}
 	rate := []string{fmt.Sprintf("--kube-api-qps=%g", client.QPS), fmt.Sprintf("--kube-api-burst=%d", client.Burst)}
-	var basicTargets, requeueTargets, preemptionTargets, gangTargets []bench.Target
-	var profiled *bench.Target
-	var profiledBin string
+	var basicTargets, requeueTargets, preemptionTargets, gangTargets, largeTargets []bench.Target
+	var profiled, largeProfiled *bench.Target
+	var profiledBin, largeProfiledBin string
 	if !o.preemptionOnly && !o.basicOnly && !o.gangOnly {
 		basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
 	}
@@ -195,7 +224,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 			if c.Number >= e2e.PodGroupChapter {
 				bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				gangTargets = append(gangTargets, bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate})
 			}
@@ -205,7 +234,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 			if c.Number >= e2e.PreemptionChapter {
 				bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				preemptionTargets = append(preemptionTargets, bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate})
 			}
@@ -216,18 +245,31 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 		fmt.Fprintf(os.Stderr, "building %s (race detector: %v)\n", c.Dir, o.tiny)
 		bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		t := bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate}
 		basicTargets = append(basicTargets, t)
 		if c.Number == o.profile {
 			pbin, err := bench.BuildProfiled(o.root, c, binDir, o.tiny)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			s := bench.ProfiledScheduler(c, pbin, filepath.Join(dir, c.Dir+".cpu.pprof"))
 			profiled = &bench.Target{Name: s.Label, Sched: &s, Extra: rate, Profile: filepath.Join(dir, c.Dir+".cpu.pprof")}
 			profiledBin = pbin
+		}
+		if o.large.Nodes > 0 && largeChapter(c.Number) {
+			largeTargets = append(largeTargets, t)
+			if c.Number == o.largeProfile {
+				pbin, err := bench.BuildProfiled(o.root, c, binDir, o.tiny)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				pprof := filepath.Join(dir, c.Dir+".large.cpu.pprof")
+				s := bench.ProfiledScheduler(c, pbin, pprof)
+				largeProfiled = &bench.Target{Name: s.Label, Sched: &s, Extra: rate, Profile: pprof}
+				largeProfiledBin = pbin
+			}
 		}
 		if c.Number >= firstRequeueChapter && !o.basicOnly {
 			requeueTargets = append(requeueTargets, t)
@@ -242,21 +284,21 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	if len(gangTargets) > 0 {
 		like11, err := e2e.UpstreamBenchLike(o.tools, dir, e2e.PodGroupChapter, client)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		gangTargets = append(gangTargets, bench.Target{Name: like11.Label, Sched: &like11})
 	}
 	if len(preemptionTargets) > 0 {
 		like09, err := e2e.UpstreamBenchLike(o.tools, dir, e2e.PreemptionChapter, client)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		preemptionTargets = append(preemptionTargets, bench.Target{Name: like09.Label, Sched: &like09})
 	}
 	if !o.preemptionOnly && !o.gangOnly {
 		like08, defaults, err := e2e.UpstreamBenchSchedulers(o.tools, dir, client)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		references := []e2e.Scheduler{like08, defaults}
 		if o.basicOnly {
@@ -268,20 +310,27 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 			if !o.basicOnly {
 				requeueTargets = append(requeueTargets, t)
 			}
+			if len(largeTargets) > 0 && s.Label == bench.UpstreamDefaults {
+				largeTargets = append(largeTargets, t)
+			}
 		}
 		if chapterDir(chapters, e2e.SearchChapter) != "" {
 			like10, err := e2e.UpstreamBenchLike(o.tools, dir, e2e.SearchChapter, client)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
-			basicTargets = append(basicTargets, bench.Target{Name: like10.Label, Sched: &like10})
+			t := bench.Target{Name: like10.Label, Sched: &like10}
+			basicTargets = append(basicTargets, t)
+			if len(largeTargets) > 0 {
+				largeTargets = append(largeTargets, t)
+			}
 		}
 	}
 
 	fmt.Fprintln(os.Stderr, "starting the local cluster")
 	cl, err := cluster.Start(ctx, cluster.Options{ToolsDir: o.tools, Dir: filepath.Join(dir, "cluster")})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer func() {
 		if err := cl.Stop(); err != nil {
@@ -292,14 +341,14 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	cl.Config.QPS, cl.Config.Burst = 5000, 5000
 	env := &bench.Env{Cluster: cl, Client: kubernetes.NewForConfigOrDie(cl.Config), LogDir: dir}
 
-	rep := &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue, Preemption: o.preemption, Gang: o.gang}
+	rep = &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue, Preemption: o.preemption, Gang: o.gang, Large: o.large}
 	for run := 1; run <= o.runs; run++ {
 		var basic []bench.Result
 		for _, t := range basicTargets {
 			fmt.Fprintf(os.Stderr, "run %d/%d: SchedulingBasic, %s\n", run, o.runs, t.Name)
 			r, err := env.RunSchedulingBasic(ctx, t, o.basic, run)
 			if err != nil {
-				return nil, nil, fmt.Errorf("SchedulingBasic, %s: %w (logs in %s)", t.Name, err, dir)
+				return nil, nil, nil, fmt.Errorf("SchedulingBasic, %s: %w (logs in %s)", t.Name, err, dir)
 			}
 			basic = append(basic, r)
 		}
@@ -308,7 +357,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 			fmt.Fprintf(os.Stderr, "run %d/%d: requeue, %s\n", run, o.runs, t.Name)
 			r, err := env.RunRequeue(ctx, t, o.requeue, run)
 			if err != nil {
-				return nil, nil, fmt.Errorf("requeue, %s: %w (logs in %s)", t.Name, err, dir)
+				return nil, nil, nil, fmt.Errorf("requeue, %s: %w (logs in %s)", t.Name, err, dir)
 			}
 			requeue = append(requeue, r)
 		}
@@ -322,7 +371,7 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 				fmt.Fprintf(os.Stderr, "run %d/%d: %s, %s\n", run, o.runs, w.name, t.Name)
 				r, err := env.RunPreemption(ctx, w.name, t, o.preemption, run)
 				if err != nil {
-					return nil, nil, fmt.Errorf("%s, %s: %w (logs in %s)", w.name, t.Name, err, dir)
+					return nil, nil, nil, fmt.Errorf("%s, %s: %w (logs in %s)", w.name, t.Name, err, dir)
 				}
 				results = append(results, r)
 			}
@@ -335,32 +384,55 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 			fmt.Fprintf(os.Stderr, "run %d/%d: GangScheduling, %s\n", run, o.runs, t.Name)
 			r, err := env.RunGangScheduling(ctx, t, o.gang, run)
 			if err != nil {
-				return nil, nil, fmt.Errorf("GangScheduling, %s: %w (logs in %s)", t.Name, err, dir)
+				return nil, nil, nil, fmt.Errorf("GangScheduling, %s: %w (logs in %s)", t.Name, err, dir)
 			}
 			gang = append(gang, r)
 		}
 		if len(gang) > 0 {
 			rep.GangRuns = append(rep.GangRuns, gang)
 		}
+		var large []bench.Result
+		for _, t := range largeTargets {
+			fmt.Fprintf(os.Stderr, "run %d/%d: SchedulingBasic at %d nodes, %s\n", run, o.runs, o.large.Nodes, t.Name)
+			r, err := env.RunSchedulingBasic(ctx, t, o.large, run)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("SchedulingBasic at %d nodes, %s: %w (logs in %s)", o.large.Nodes, t.Name, err, dir)
+			}
+			large = append(large, r)
+		}
+		if len(large) > 0 {
+			rep.LargeRuns = append(rep.LargeRuns, large)
+		}
 	}
-	var top []byte
+	if largeProfiled != nil {
+		fmt.Fprintf(os.Stderr, "SchedulingBasic at %d nodes, %s\n", o.large.Nodes, largeProfiled.Name)
+		r, err := env.RunSchedulingBasic(ctx, *largeProfiled, o.large, 0)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("SchedulingBasic at %d nodes, %s: %w (logs in %s)", o.large.Nodes, largeProfiled.Name, err, dir)
+		}
+		rep.LargeProfiled = r
+		if largeTop, err = bench.TopFunctions(largeProfiledBin, largeProfiled.Profile, 40); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	if profiled != nil && !o.preemptionOnly {
 		fmt.Fprintf(os.Stderr, "SchedulingBasic, %s\n", profiled.Name)
 		r, err := env.RunSchedulingBasic(ctx, *profiled, o.basic, 0)
 		if err != nil {
-			return nil, nil, fmt.Errorf("SchedulingBasic, %s: %w (logs in %s)", profiled.Name, err, dir)
+			return nil, nil, nil, fmt.Errorf("SchedulingBasic, %s: %w (logs in %s)", profiled.Name, err, dir)
 		}
 		rep.Profiled = r
 		if top, err = bench.TopFunctions(profiledBin, profiled.Profile, 40); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	rep.BasicMedian, rep.RequeueMedian = bench.MedianBasic(rep.BasicRuns), bench.MedianRequeue(rep.RequeueRuns)
 	if !o.preemptionOnly && !o.basicOnly && !o.gangOnly {
 		rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
 	}
-	if ten := chapterDir(chapters, e2e.SearchChapter); ten != "" && !o.preemptionOnly && !o.gangOnly {
-		rep.Targets = append(rep.Targets, bench.JudgeSearch(rep.BasicMedian, ten))
+	if len(rep.LargeRuns) > 0 {
+		rep.LargeMedian = bench.MedianBasic(rep.LargeRuns)
+		rep.Targets = append(rep.Targets, bench.JudgeSearch(rep.LargeMedian, chapterDir(chapters, e2e.SearchChapter), o.large.Nodes))
 	}
 	if len(preemptionTargets) > 0 {
 		rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian = bench.MedianBasic(rep.PreemptionBasicRuns), bench.MedianBasic(rep.PreemptionAsyncRuns)
@@ -374,11 +446,11 @@ func measure(ctx context.Context, o options) (*bench.Report, []byte, error) {
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	path := filepath.Join(dir, "results.json")
 	fmt.Fprintln(os.Stderr, "results:", path)
-	return rep, top, os.WriteFile(path, append(data, '\n'), 0o644)
+	return rep, top, largeTop, os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 func chapterDir(chapters []e2e.Chapter, n int) string {
@@ -435,6 +507,19 @@ func printReport(rep *bench.Report) {
 		row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s %8s\n"
 		fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS", "CPU S")
 		for _, r := range rep.GangMedian {
+			secs := fmt.Sprintf("%.1f", r.Seconds)
+			if r.DNF {
+				secs = "DNF"
+			}
+			fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Throughput.Perc50), fmt.Sprintf("%.1f", r.Throughput.Perc90),
+				fmt.Sprintf("%.1f", r.Throughput.Perc99), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%d MiB", r.PeakRSS>>20), fmt.Sprintf("%.1f", r.CPUSeconds))
+		}
+	}
+	if len(rep.LargeMedian) > 0 {
+		fmt.Printf("SchedulingBasic at %d nodes: %d init pods, %d measured pods; median of %d runs\n", rep.Large.Nodes, rep.Large.InitPods, rep.Large.Pods, rep.Runs)
+		row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s %8s\n"
+		fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS", "CPU S")
+		for _, r := range rep.LargeMedian {
 			secs := fmt.Sprintf("%.1f", r.Seconds)
 			if r.DNF {
 				secs = "DNF"
@@ -500,7 +585,7 @@ func checkTiny(rep *bench.Report, top []byte) error {
 
 // writeDocs writes the report under docs/data and regenerates the blocks of
 // docs/benchmarks.md that embed it.
-func writeDocs(root string, rep *bench.Report, top []byte) error {
+func writeDocs(root string, rep *bench.Report, top, largeTop []byte) error {
 	dir := filepath.Join(root, "docs", "data")
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -522,6 +607,14 @@ func writeDocs(root string, rep *bench.Report, top []byte) error {
 		// A file of its own too, for --gang-only.
 		files["bench-gang.json"] = append(data, '\n')
 		files["bench-gang.md"] = []byte(rep.GangMarkdown())
+	}
+	if len(rep.LargeMedian) > 0 {
+		// The same report: its tables are the same run's.
+		files["bench-5000.md"] = []byte(rep.LargeMarkdown())
+		files["bench-summary.md"] = []byte(rep.SummaryMarkdown("docs/benchmarks.md"))
+	}
+	if largeTop != nil {
+		files["bench-5000-profile.txt"] = []byte(fmt.Sprintf("%s, SchedulingBasic measured phase at %d nodes, %d init pods, %d measured pods, %s on %s\n%s", rep.LargeProfiled.Name, rep.Large.Nodes, rep.Large.InitPods, rep.Large.Pods, rep.Date, rep.Machine, largeTop))
 	}
 	if top != nil {
 		files["bench-profile.txt"] = []byte(fmt.Sprintf("%s, SchedulingBasic measured phase, %s on %s\n%s", rep.Profiled.Name, rep.Date, rep.Machine, top))
