@@ -116,7 +116,7 @@ func snippet(root, arg string) (string, error) {
 		lang = "yaml"
 	}
 	code := string(src)
-	if len(fields) == 2 {
+	if len(fields) >= 2 {
 		if lang != "go" {
 			return "", fmt.Errorf("symbols are only found in Go files")
 		}

@@ -337,3 +337,18 @@ func TestSnippetHidesWorkshopMarkers(t *testing.T) {
 		}
 	}
 }
+
+func TestSnippetRangeIsOfTheDeclaration(t *testing.T) {
+	root := t.TempDir()
+	src := "package a\n\nimport \"fmt\"\n\n// A prints.\nfunc A() {\n\tfmt.Println(1)\n\tfmt.Println(2)\n}\n"
+	if err := os.WriteFile(filepath.Join(root, "a.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := snippet(root, "a.go A 3-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("```go\n\t// ...\n\tfmt.Println(1)\n\tfmt.Println(2)\n\t// ...\n```\n", got); diff != "" {
+		t.Errorf("snippet (-want, +got):\n%s", diff)
+	}
+}
