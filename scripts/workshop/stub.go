@@ -292,7 +292,7 @@ func stubBody(fn *ast.FuncDecl, s Stubbed, p Part) string {
 	for _, u := range p.Upstream {
 		fmt.Fprintf(&b, "\t// %s%s\n", upstreamURL, u)
 	}
-	b.WriteString("\t// The unit tests of the part are the spec; the page's code snippets\n\t// show the finished function: read them when you are done, or stuck.\n")
+	b.WriteString("\t// The unit tests of the part are the spec. The post's section shows the\n\t// code too, after its idea: read the code when you are done, or stuck.\n")
 	if ret := zeroReturn(fn.Type.Results); ret != "" {
 		b.WriteString("\t" + ret + "\n")
 	}

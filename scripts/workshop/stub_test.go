@@ -100,8 +100,8 @@ func (p *PriorityQueue) Pop() (*v1.Pod, error) {
 	// TODO(workshop part 1, activeQ): write PriorityQueue.Pop.
 	// Read docs/06-scheduling-queue.md#activeq, and upstream's Pop in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
-	// The unit tests of the part are the spec; the page's code snippets
-	// show the finished function: read them when you are done, or stuck.
+	// The unit tests of the part are the spec. The post's section shows the
+	// code too, after its idea: read the code when you are done, or stuck.
 	return nil, nil
 }
 
@@ -134,8 +134,8 @@ func (h *Heap[T]) Peek() (T, bool) {
 	// TODO(workshop part 1, activeQ): write Heap.Peek.
 	// Read docs/06-scheduling-queue.md#activeq, and the code that does this upstream, in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
-	// The unit tests of the part are the spec; the page's code snippets
-	// show the finished function: read them when you are done, or stuck.
+	// The unit tests of the part are the spec. The post's section shows the
+	// code too, after its idea: read the code when you are done, or stuck.
 	return *new(T), false
 }
 `,
@@ -162,8 +162,8 @@ func (p *PriorityQueue) Pop() (*v1.Pod, error) {
 	// TODO(workshop part 1, activeQ): write PriorityQueue.Pop.
 	// Read docs/06-scheduling-queue.md#activeq, and upstream's Pop in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
-	// The unit tests of the part are the spec; the page's code snippets
-	// show the finished function: read them when you are done, or stuck.
+	// The unit tests of the part are the spec. The post's section shows the
+	// code too, after its idea: read the code when you are done, or stuck.
 	return nil, nil
 }
 
@@ -175,8 +175,8 @@ func matches(a, b string) (bool, int, Info) {
 	// TODO(workshop part 2, events): write matches.
 	// Read docs/06-scheduling-queue.md#events, and the code that does this upstream, in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/framework/events.go
-	// The unit tests of the part are the spec; the page's code snippets
-	// show the finished function: read them when you are done, or stuck.
+	// The unit tests of the part are the spec. The post's section shows the
+	// code too, after its idea: read the code when you are done, or stuck.
 	return false, 0, *new(Info)
 }
 
@@ -195,8 +195,8 @@ func named() (n int, err error) {
 	// TODO(workshop part 2, events): write named.
 	// Read docs/06-scheduling-queue.md#events, and the code that does this upstream, in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/framework/events.go
-	// The unit tests of the part are the spec; the page's code snippets
-	// show the finished function: read them when you are done, or stuck.
+	// The unit tests of the part are the spec. The post's section shows the
+	// code too, after its idea: read the code when you are done, or stuck.
 	return
 }
 
@@ -205,8 +205,8 @@ func (h *Heap[T]) Peek() (T, bool) {
 	// TODO(workshop part 1, activeQ): write Heap.Peek.
 	// Read docs/06-scheduling-queue.md#activeq, and the code that does this upstream, in
 	// https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/scheduler/backend/queue/scheduling_queue.go
-	// The unit tests of the part are the spec; the page's code snippets
-	// show the finished function: read them when you are done, or stuck.
+	// The unit tests of the part are the spec. The post's section shows the
+	// code too, after its idea: read the code when you are done, or stuck.
 	return *new(T), false
 }
 `,
