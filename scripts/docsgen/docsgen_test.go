@@ -257,9 +257,16 @@ func TestCheckReference(t *testing.T) {
 	full := "# Ref\n\n[post](../02-b.md), [more](../02b-more.md)\n\n## The diff\n\n<!-- diff: 02-b -->\n<!-- /diff -->\n\n## Tests\n\n## Upstream map\n\n## What this chapter leaves out\n\n## Exercises\n\n<!-- workshop: 02-b -->\n<!-- /workshop -->\n"
 	tests := []struct {
 		name, page string
+		first      bool
 		want       []string
 	}{
 		{name: "complete", page: full},
+		{name: "the first chapter has no diff", page: strings.Replace(full, "<!-- diff: 02-b -->\n<!-- /diff -->\n", "", 1), first: true},
+		{
+			name: "a later chapter must show its diff",
+			page: strings.Replace(full, "<!-- diff: 02-b -->\n<!-- /diff -->\n", "", 1),
+			want: []string{"r.md: the diff section has no <!-- diff: 02-b --> block"},
+		},
 		{
 			name: "a post not linked, a section missing, the workshop block of another chapter",
 			page: strings.Replace(strings.Replace(strings.Replace(full, "[more](../02b-more.md)", "", 1), "## Upstream map\n", "", 1), "workshop: 02-b", "workshop: 03-c", 1),
@@ -272,7 +279,7 @@ func TestCheckReference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, CheckReference(root, "r.md", []byte(tt.page), "02-b", []string{"02-b.md", "02b-more.md"})); diff != "" {
+			if diff := cmp.Diff(tt.want, CheckReference(root, "r.md", []byte(tt.page), "02-b", []string{"02-b.md", "02b-more.md"}, tt.first)); diff != "" {
 				t.Errorf("problems (-want, +got):\n%s", diff)
 			}
 		})

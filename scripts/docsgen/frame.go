@@ -249,8 +249,9 @@ func namesChapterFile(root, ch, section string) bool {
 }
 
 // CheckReference reports what a chapter's reference page lacks: links to
-// its posts and the sections of docs/post-form.md.
-func CheckReference(root, name string, page []byte, ch string, posts []string) []string {
+// its posts and the sections of docs/post-form.md. The first chapter has
+// no chapter before it, so its diff section has no diff to show.
+func CheckReference(root, name string, page []byte, ch string, posts []string, first bool) []string {
 	var problems []string
 	report := func(format string, args ...any) {
 		problems = append(problems, name+": "+fmt.Sprintf(format, args...))
@@ -270,7 +271,7 @@ func CheckReference(root, name string, page []byte, ch string, posts []string) [
 		rest := text[i+len(h)+2:]
 		return rest[:nextSection(rest)]
 	}
-	if s := section("## The diff"); s != "" && !strings.Contains(s, "<!-- diff: "+ch+" -->") {
+	if s := section("## The diff"); s != "" && !first && !strings.Contains(s, "<!-- diff: "+ch+" -->") {
 		report("the diff section has no <!-- diff: %s --> block", ch)
 	}
 	tests := section("## Tests")

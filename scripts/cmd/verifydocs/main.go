@@ -124,7 +124,7 @@ func run(root string, fix bool, only string) ([]string, []string, error) {
 			problems = append(problems, fmt.Sprintf("README.md does not link docs/%s", post))
 		}
 	}
-	for _, ch := range chapters {
+	for i, ch := range chapters {
 		page := filepath.Join(root, "docs", "reference", ch+".md")
 		data, err := os.ReadFile(page)
 		if err != nil {
@@ -137,7 +137,7 @@ func run(root string, fix bool, only string) ([]string, []string, error) {
 				its = append(its, p)
 			}
 		}
-		problems = append(problems, docsgen.CheckReference(root, page, data, ch, its)...)
+		problems = append(problems, docsgen.CheckReference(root, page, data, ch, its, i == 0)...)
 	}
 	problems = append(problems, docsgen.CheckWorkshopDocs(root, posts)...)
 
