@@ -250,11 +250,10 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleStat
 			case fwk.UnschedulableAndUnresolvable:
 				return nil, s, nil
 			case fwk.Unschedulable:
-				// Upstream runs the remaining PreFilters for preemption's
-				// sake; the first rejection is the answer.
-				if returnStatus == nil {
-					returnStatus = s
-				}
+				// The remaining PreFilters still run, for preemption's
+				// sake, and the last Unschedulable status is the answer, as
+				// upstream's frameworkImpl.RunPreFilterPlugins keeps it.
+				returnStatus = s
 				continue
 			}
 			return nil, fwk.AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()), nil

@@ -283,7 +283,8 @@ func (sched *Scheduler) prioritizeNodes(ctx context.Context, state fwk.CycleStat
 // at random: each node gets a random Randomizer, which
 // framework.NewSortedScoredNodes compares when the totals are equal. Upstream
 // v1.37.1 sets a Randomizer only when extenders score too; without them,
-// ties fall to the order of the feasible list.
+// the heap of NewSortedScoredNodes picks among equal totals, a pick that
+// depends on the feasible list's order but is not simply its first node.
 //
 //workshop:part 03/2
 func (sched *Scheduler) selectHost(nodesScores []fwk.NodePluginScores) string {

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -124,7 +125,7 @@ func TestRunPreFilterPlugins(t *testing.T) {
 }
 
 // TestRunFilterPlugins: the Filter plugins judge one node, in the default
-// profile's order (NodeUnschedulable, NodeName, TaintToleration,
+// profile's order (NodeName, NodeUnschedulable, TaintToleration,
 // NodeAffinity, NodeResourcesFit), and the first rejection is the node's
 // verdict.
 func TestRunFilterPlugins(t *testing.T) {
@@ -271,6 +272,59 @@ func TestFindNodesThatFitPod(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantPlugins, listOrNil(diagnosis.UnschedulablePlugins)); diff != "" {
 				t.Errorf("unschedulable plugins (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// preFilterVerdict is a PreFilter plugin that answers with a fixed status.
+type preFilterVerdict struct {
+	name   string
+	status *fwk.Status
+}
+
+func (p preFilterVerdict) Name() string { return p.name }
+
+func (p preFilterVerdict) PreFilter(context.Context, fwk.CycleState, *v1.Pod, []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	return nil, p.status
+}
+
+func (p preFilterVerdict) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// TestRunPreFilterPluginsStatus pins which PreFilter status answers when
+// several reject: upstream's frameworkImpl.RunPreFilterPlugins returns at
+// once on UnschedulableAndUnresolvable, and otherwise runs every plugin and
+// keeps the last Unschedulable, which is the message a user reads.
+func TestRunPreFilterPluginsStatus(t *testing.T) {
+	unschedulable := func(msg string) *fwk.Status { return fwk.NewStatus(fwk.Unschedulable, msg) }
+	tests := []struct {
+		name    string
+		plugins []fwk.PreFilterPlugin
+		want    string
+	}{
+		{
+			name:    "two Unschedulable: the last one answers",
+			plugins: []fwk.PreFilterPlugin{preFilterVerdict{"A", unschedulable("a")}, preFilterVerdict{"B", unschedulable("b")}, preFilterVerdict{"C", nil}},
+			want:    "Unschedulable B: b",
+		},
+		{
+			name:    "UnschedulableAndUnresolvable stops the rest",
+			plugins: []fwk.PreFilterPlugin{preFilterVerdict{"A", unschedulable("a")}, preFilterVerdict{"B", fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "b")}, preFilterVerdict{"C", unschedulable("c")}},
+			want:    "UnschedulableAndUnresolvable B: b",
+		},
+		{
+			name:    "every plugin passes",
+			plugins: []fwk.PreFilterPlugin{preFilterVerdict{"A", nil}, preFilterVerdict{"B", nil}},
+			want:    "Success",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := &Framework{preFilterPlugins: tt.plugins}
+			_, status, _ := f.RunPreFilterPlugins(ctx, framework.NewCycleState(), &v1.Pod{}, nil)
+			if diff := cmp.Diff(tt.want, filterStatus(status)); diff != "" {
+				t.Errorf("status (-want, +got):\n%s", diff)
 			}
 		})
 	}

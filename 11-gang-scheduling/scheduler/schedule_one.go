@@ -437,7 +437,8 @@ func (sched *Scheduler) prioritizeNodes(ctx context.Context, state fwk.CycleStat
 // at random: each node gets a random Randomizer, which
 // framework.NewSortedScoredNodes compares when the totals are equal. Upstream
 // v1.37.1 sets a Randomizer only when extenders score too; without them,
-// ties fall to the order of the feasible list.
+// the heap of NewSortedScoredNodes picks among equal totals, a pick that
+// depends on the feasible list's order but is not simply its first node.
 //
 //workshop:part 03/2
 func (sched *Scheduler) selectHost(nodesScores []fwk.NodePluginScores) string {
@@ -527,8 +528,9 @@ func (sched *Scheduler) evaluateNominatedNode(ctx context.Context, state fwk.Cyc
 // that finds a node past the count wanted cancels the others and drops its
 // node. So the list is in the order the workers finished, not the nodes'
 // order. The scores decide; this chapter breaks ties at random
-// (selectHost), where upstream's ties follow the feasible list's order,
-// and so, like it, the workers' timing. Each
+// (selectHost), where upstream's heap picks among equal totals in a way
+// that depends on the feasible list's order, and so on the workers'
+// timing. Each
 // worker writes the status of a rejected node to its own slot, and the
 // diagnosis is built from the slots after the workers are done, so it
 // needs no lock. The first filter error cancels the rest.
