@@ -523,7 +523,7 @@ func features() feature.Features {
 // RunPreFilterPlugins runs every PreFilter plugin once for the pod. A
 // plugin may answer Skip (its Filter is then skipped for this pod), narrow
 // the candidate nodes (PreFilterResult), or reject the pod outright. It
-// returns the merged result, the first rejection, and the plugins that
+// returns the merged result, the rejecting status, and the plugins that
 // narrowed the nodes.
 //
 //workshop:part 02/1
