@@ -122,10 +122,10 @@ func run() error {
 	flag.IntVar(&o.runs, "runs", o.runs, "runs of everything; the report takes the median")
 	flag.IntVar(&o.profile, "profile", o.profile, "chapter to profile in one more SchedulingBasic run (pprof -top goes to the report); 0 for none")
 	flag.BoolVar(&o.tiny, "tiny", false, "a tiny run (a few nodes and pods, one run, race-detector builds) that checks the harness, as make test runs it")
-	flag.BoolVar(&o.preemptionOnly, "preemption-only", false, "run only PreemptionBasic and PreemptionAsync (chapters 09 on and kube-scheduler like 09); with --docs, write only docs/data/bench-preemption.{json,md}")
-	flag.BoolVar(&o.gangOnly, "gang-only", false, "run only GangScheduling (chapters 11 on and kube-scheduler like 11); with --docs, write only docs/data/bench-gang.{json,md}")
+	flag.BoolVar(&o.preemptionOnly, "preemption-only", false, "run only PreemptionBasic and PreemptionAsync (chapters 09 on and kube-scheduler like 09); not with --docs")
+	flag.BoolVar(&o.gangOnly, "gang-only", false, "run only GangScheduling (chapters 11 on and kube-scheduler like 11); not with --docs")
 	flag.BoolVar(&o.basicOnly, "basic-only", false, "run only SchedulingBasic, with kube-scheduler's defaults and, from chapter 10 on, kube-scheduler like 10 as references (no bind ceiling, no kube-scheduler like 08); not with --docs")
-	flag.BoolVar(&o.docs, "docs", false, "write docs/data/bench.{json,md,svg} and regenerate docs/benchmarks.md")
+	flag.BoolVar(&o.docs, "docs", false, "write every table to docs/data/bench*.{json,md,svg,txt} and regenerate docs/benchmarks.md (every chapter, every workload, one run)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
@@ -140,6 +140,10 @@ func run() error {
 	}
 	if o.preemptionOnly && o.gangOnly {
 		return fmt.Errorf("--preemption-only and --gang-only: choose one")
+	}
+	if o.docs && (o.preemptionOnly || o.gangOnly || o.chapters != "") {
+		// Every figure of the docs comes from one run on one machine.
+		return fmt.Errorf("--docs writes every table from one run of every chapter: not with --preemption-only, --gang-only or --chapters")
 	}
 	if o.tiny {
 		o.basic = bench.Config{Nodes: 3, InitPods: 3, Pods: 20, Cap: time.Minute, QPS: o.basic.QPS, Burst: o.basic.Burst}
@@ -597,15 +601,12 @@ func writeDocs(root string, rep *bench.Report, top, largeTop []byte) error {
 		files["bench.md"] = []byte(rep.Markdown("data/bench.svg"))
 		files["bench.svg"] = []byte(rep.SVG())
 	}
+	// bench.json holds every run of every workload; each table has a file
+	// of its own, so that a page quotes just the table it talks about.
 	if len(rep.PreemptionBasicMedian) > 0 {
-		// A file of their own, so that --preemption-only leaves the
-		// other figures as they are.
-		files["bench-preemption.json"] = append(data, '\n')
 		files["bench-preemption.md"] = []byte(rep.PreemptionMarkdown())
 	}
 	if len(rep.GangMedian) > 0 {
-		// A file of its own too, for --gang-only.
-		files["bench-gang.json"] = append(data, '\n')
 		files["bench-gang.md"] = []byte(rep.GangMarkdown())
 	}
 	if len(rep.LargeMedian) > 0 {
