@@ -67,7 +67,7 @@ func Render(root, docDir string, page []byte) ([]byte, error) {
 		case "diff":
 			body, err = foldedDiff(root, docsPrefix(root, docDir), arg)
 		case "output":
-			body, err = output(docDir, arg)
+			body, err = outputBlock(docDir, arg)
 		case "workshop":
 			body, err = workshopBlock(root, docsPrefix(root, docDir), arg)
 		}
@@ -290,6 +290,44 @@ func foldedDiff(root, prefix, chapter string) (string, error) {
 	lines := strings.Count(string(code), "\n")
 	return fmt.Sprintf("<details>\n<summary>The diff without its tests (%d lines; the <a href=\"%sdiffs/%s.diff\">full diff</a> has the tests too)</summary>\n\n````diff\n%s````\n\n</details>\n",
 		lines, prefix, chapter, code), nil
+}
+
+// outputBlock embeds a run's output, all of it, or with "grep=REGEX" its
+// header (the command and the line saying when and where it ran) and the
+// lines that match: a post quotes the few lines of a long run that show
+// its point, and they stay the real run's.
+func outputBlock(docDir, arg string) (string, error) {
+	fields := strings.Fields(arg)
+	if len(fields) == 1 {
+		return output(docDir, fields[0])
+	}
+	pattern, ok := strings.CutPrefix(fields[1], "grep=")
+	if len(fields) != 2 || !ok || strings.HasSuffix(fields[0], ".md") {
+		return "", fmt.Errorf("want FILE [grep=REGEX] (grep only on text files)")
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(filepath.Join(docDir, fields[0]))
+	if err != nil {
+		return "", fmt.Errorf("%w (run `make docs-data`)", err)
+	}
+	var kept []string
+	matched := 0
+	for i, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		switch {
+		case i < 2 && (strings.HasPrefix(line, "$ ") || strings.HasPrefix(line, "# output of a real run")):
+			kept = append(kept, line)
+		case re.MatchString(line):
+			kept = append(kept, line)
+			matched++
+		}
+	}
+	if matched == 0 {
+		return "", fmt.Errorf("no line of %s matches %q", fields[0], pattern)
+	}
+	return fmt.Sprintf("```text\n%s\n```\n", strings.Join(kept, "\n")), nil
 }
 
 // output embeds a file `make docs-data` or `make bench` wrote: markdown

@@ -359,3 +359,33 @@ func TestSnippetRangeIsOfTheDeclaration(t *testing.T) {
 		t.Errorf("snippet (-want, +got):\n%s", diff)
 	}
 }
+
+func TestOutputBlockGrep(t *testing.T) {
+	dir := t.TempDir()
+	run := "$ make e2e\n# output of a real run by `make docs-data` on d\nCHAPTER SCENARIO\n10-x gang-a PASS\n10-x plain PASS\n11-y gang-a PASS\n"
+	if err := os.WriteFile(filepath.Join(dir, "e2e.txt"), []byte(run), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		arg, want, err string
+	}{
+		{arg: "e2e.txt grep=^10-x\\s+gang", want: "```text\n$ make e2e\n# output of a real run by `make docs-data` on d\n10-x gang-a PASS\n```\n"},
+		{arg: "e2e.txt grep=nothing", err: `no line of e2e.txt matches "nothing"`},
+		{arg: "e2e.txt lines=3", err: "want FILE [grep=REGEX] (grep only on text files)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			got, err := outputBlock(dir, tt.arg)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tt.err, gotErr); diff != "" {
+				t.Fatalf("error (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("block (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
