@@ -226,8 +226,8 @@ func TestScheduleOne(t *testing.T) {
 }
 
 // TestSchedulePodIsRandom checks that the pick is random over all nodes, not
-// always the first: with a seeded source, 300 pods land on each of three
-// nodes, and the same seed gives the same placements.
+// always the first: with a seeded source, 300 pods spread over all three
+// nodes, using each of them, and the same seed gives the same placements.
 func TestSchedulePodIsRandom(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	place := func(seed uint64) []string {

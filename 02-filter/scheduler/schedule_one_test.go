@@ -337,9 +337,9 @@ func TestScheduleOne(t *testing.T) {
 }
 
 // TestSchedulePodIsRandom checks that the pick is random over the nodes
-// that fit, not always the first: with a seeded source, 300 pods land on
-// each of three fitting nodes and never on the cordoned one, and the same
-// seed gives the same placements.
+// that fit, not always the first: with a seeded source, 300 pods spread over
+// all three fitting nodes, using each of them, never the cordoned one, and
+// the same seed gives the same placements.
 func TestSchedulePodIsRandom(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	place := func(seed uint64) []string {

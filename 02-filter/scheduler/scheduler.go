@@ -135,8 +135,11 @@ func (sched *Scheduler) Run(ctx context.Context) {
 }
 
 // pendingPodsSelector asks the apiserver only for pods that name this
-// scheduler, have no node yet and have not terminated: the same filter
-// upstream's informer for unscheduled pods uses.
+// scheduler, have no node yet and have not terminated. Upstream's one pod
+// informer filters on status.phase only (newPodInformer), and its event
+// handlers check the scheduler's name and the node (responsibleForPod,
+// assignedPod); asking the apiserver for less keeps the watch to the
+// pods this scheduler must place.
 func (sched *Scheduler) pendingPodsSelector() string {
 	return fields.AndSelectors(
 		fields.OneTermEqualSelector("spec.schedulerName", sched.schedulerName),
