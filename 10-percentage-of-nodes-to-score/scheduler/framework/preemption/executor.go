@@ -48,7 +48,7 @@ type Executor struct {
 	// lastVictimsPendingPreemption holds, per preemptor, the last victim
 	// being evicted. Once it is gone or terminating, the preemption is as
 	// good as done, even if the goroutine has not yet taken the preemptor
-	// out of preempting; see isRunningPreemption.
+	// out of preempting; see IsPodRunningPreemption.
 	lastVictimsPendingPreemption map[types.UID]pendingVictim
 
 	// PreemptPod evicts one victim. It returns true when the victim was
