@@ -125,8 +125,11 @@ func (sched *Scheduler) deletePod(obj any) {
 			sched.logger.Error(nil, "Cannot convert to *v1.Pod", "obj", t.Obj)
 			return
 		}
-		// The queue first: if the pod was assumed, handleAssumedPodDeletion
-		// rejects it at Permit, where its gang could still count it.
+		// The queue first: if the pod was assumed, the cache still says
+		// so, and handleAssumedPodDeletion rejects it at Permit. Were the
+		// cache cleaned first, the pod would no longer look assumed and
+		// would be left waiting at Permit, where the last member of its
+		// gang would count it and let the gang be bound one member short.
 		// (Upstream cleans the cache first, and so leaves such a pod
 		// waiting.) Then the cache, if it holds the pod, whatever the copy
 		// says.

@@ -85,6 +85,7 @@ func run(root, tools string) error {
 		{"06-scheduling-queue", "queue-label-noise"},
 		{"07-backoff", "queue-label-noise"},
 		{"08-queueinghint", "queue-label-noise"},
+		{"11-gang-scheduling", "podgroup-all-or-nothing"},
 	}
 	if err := timelines(root, chapters, e2eDir); err != nil {
 		return err
