@@ -284,8 +284,8 @@ func getPodDisruptionBudgets(pdbLister policylisters.PodDisruptionBudgetLister) 
 //  2. the lowest priority of the most important victim;
 //  3. the smallest sum of the victims' priorities;
 //  4. the fewest victims;
-//  5. the latest start time among the victims of the highest priority (the
-//     pods that ran the shortest lose the least work);
+//  5. the latest of each node's earliest start time among its victims of
+//     the highest priority (its oldest important victim ran the shortest);
 //  6. still tied: the first of them, in map order.
 //
 //workshop:part 09/3
