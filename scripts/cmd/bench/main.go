@@ -466,11 +466,12 @@ func chapterDir(chapters []e2e.Chapter, n int) string {
 	return fmt.Sprintf("chapter %02d", n)
 }
 
-func printReport(rep *bench.Report) {
-	fmt.Printf("SchedulingBasic: %d nodes, %d init pods, %d measured pods, QPS %g, burst %d; median of %d runs\n", rep.Basic.Nodes, rep.Basic.InitPods, rep.Basic.Pods, rep.Basic.QPS, rep.Basic.Burst, rep.Runs)
+// printThroughput prints one row per scheduler of a throughput workload:
+// SchedulingBasic at either size, or GangScheduling.
+func printThroughput(rs []bench.Result) {
 	row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s %8s\n"
 	fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS", "CPU S")
-	for _, r := range rep.BasicMedian {
+	for _, r := range rs {
 		secs := fmt.Sprintf("%.1f", r.Seconds)
 		if r.DNF {
 			secs = "DNF"
@@ -478,8 +479,13 @@ func printReport(rep *bench.Report) {
 		fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Throughput.Perc50), fmt.Sprintf("%.1f", r.Throughput.Perc90),
 			fmt.Sprintf("%.1f", r.Throughput.Perc99), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%d MiB", r.PeakRSS>>20), fmt.Sprintf("%.1f", r.CPUSeconds))
 	}
+}
+
+func printReport(rep *bench.Report) {
+	fmt.Printf("SchedulingBasic: %d nodes, %d init pods, %d measured pods, QPS %g, burst %d; median of %d runs\n", rep.Basic.Nodes, rep.Basic.InitPods, rep.Basic.Pods, rep.Basic.QPS, rep.Basic.Burst, rep.Runs)
+	printThroughput(rep.BasicMedian)
 	fmt.Printf("requeue: %d pods, %d nodes, %d rounds of changes that do not help\n", rep.Requeue.Pods, rep.Requeue.Nodes, rep.Requeue.Rounds)
-	row = "%-28s %9s %9s %7s %8s\n"
+	row := "%-28s %9s %9s %7s %8s\n"
 	fmt.Printf(row, "SCHEDULER", "ATTEMPTS", "PER POD", "WASTED", "BOUND")
 	for _, r := range rep.RequeueMedian {
 		bound := fmt.Sprintf("%d/%d", r.Bound, r.Pods)
@@ -508,29 +514,11 @@ func printReport(rep *bench.Report) {
 	}
 	if len(rep.GangMedian) > 0 {
 		fmt.Printf("GangScheduling: %d nodes, %d gangs of %d pods (minCount %d); median of %d runs\n", rep.Gang.Nodes, rep.Gang.Groups, rep.Gang.PodsPerGroup, rep.Gang.PodsPerGroup, rep.Runs)
-		row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s %8s\n"
-		fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS", "CPU S")
-		for _, r := range rep.GangMedian {
-			secs := fmt.Sprintf("%.1f", r.Seconds)
-			if r.DNF {
-				secs = "DNF"
-			}
-			fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Throughput.Perc50), fmt.Sprintf("%.1f", r.Throughput.Perc90),
-				fmt.Sprintf("%.1f", r.Throughput.Perc99), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%d MiB", r.PeakRSS>>20), fmt.Sprintf("%.1f", r.CPUSeconds))
-		}
+		printThroughput(rep.GangMedian)
 	}
 	if len(rep.LargeMedian) > 0 {
 		fmt.Printf("SchedulingBasic at %d nodes: %d init pods, %d measured pods; median of %d runs\n", rep.Large.Nodes, rep.Large.InitPods, rep.Large.Pods, rep.Runs)
-		row := "%-28s %8s %8s %8s %8s %8s %8s %7s %9s %8s\n"
-		fmt.Printf(row, "SCHEDULER", "AVERAGE", "P50", "P90", "P99", "OVERALL", "PODS", "SECONDS", "PEAK RSS", "CPU S")
-		for _, r := range rep.LargeMedian {
-			secs := fmt.Sprintf("%.1f", r.Seconds)
-			if r.DNF {
-				secs = "DNF"
-			}
-			fmt.Printf(row, r.Name, fmt.Sprintf("%.1f", r.Throughput.Average), fmt.Sprintf("%.1f", r.Throughput.Perc50), fmt.Sprintf("%.1f", r.Throughput.Perc90),
-				fmt.Sprintf("%.1f", r.Throughput.Perc99), fmt.Sprintf("%.1f", r.Overall), fmt.Sprint(r.Scheduled), secs, fmt.Sprintf("%d MiB", r.PeakRSS>>20), fmt.Sprintf("%.1f", r.CPUSeconds))
-		}
+		printThroughput(rep.LargeMedian)
 	}
 	for _, c := range rep.Targets {
 		met := "MISSED"
