@@ -125,10 +125,25 @@ func run() error {
 	flag.BoolVar(&o.preemptionOnly, "preemption-only", false, "run only PreemptionBasic and PreemptionAsync (chapters 09 on and kube-scheduler like 09); not with --docs")
 	flag.BoolVar(&o.gangOnly, "gang-only", false, "run only GangScheduling (chapters 11 on and kube-scheduler like 11); not with --docs")
 	flag.BoolVar(&o.basicOnly, "basic-only", false, "run only SchedulingBasic, with kube-scheduler's defaults and, from chapter 10 on, kube-scheduler like 10 as references (no bind ceiling, no kube-scheduler like 08); not with --docs")
+	docsFrom := flag.String("docs-from", "", "write the docs' tables from a run's results.json, measuring nothing: the figures stay that run's (the profiles it wrote are kept)")
 	flag.BoolVar(&o.docs, "docs", false, "write every table to docs/data/bench*.{json,md,svg,txt} and regenerate docs/benchmarks.md (every chapter, every workload, one run)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
+	}
+	if *docsFrom != "" {
+		data, err := os.ReadFile(*docsFrom)
+		if err != nil {
+			return err
+		}
+		var rep bench.Report
+		if err := json.Unmarshal(data, &rep); err != nil {
+			return fmt.Errorf("%s: %w", *docsFrom, err)
+		}
+		if len(rep.BasicMedian) == 0 {
+			return fmt.Errorf("%s holds no SchedulingBasic medians: not a full run", *docsFrom)
+		}
+		return writeDocs(o.root, &rep, nil, nil)
 	}
 	o.basic.QPS = float32(*qps)
 	o.large.QPS, o.large.Burst = o.basic.QPS, o.basic.Burst
