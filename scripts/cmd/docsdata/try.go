@@ -109,14 +109,14 @@ var pageTests = []struct {
 	{"07-backoff", [][]string{{"./07-backoff/scheduler/backend/queue"}, {"./07-backoff/test/integration", "-run", "TestSchedulingQueue"}}},
 	{"08-queueinghint", [][]string{{"./08-queueinghint/scheduler/backend/queue", "-run", "InFlight|IsPodWorthRequeuing"}, {"./08-queueinghint/test/integration", "-run", "TestSchedulingQueue"}}},
 	{"09-preemption", [][]string{
-		{"./09-preemption/scheduler/...", "-run", "^(TestPickOneNodeForPreemption|TestFilterVictimsWithPDBViolation|TestPodTerminatingByPreemption|TestPreemptPod|TestPrepareCandidateAsync|TestSelectVictimsOnNode|TestPodEligibleToPreemptOthers|TestCalculateNumCandidates|TestNominator|TestRunFilterPluginsWithNominatedPods|TestRunPostFilterPlugins|TestEvaluateNominatedNode|TestDryRunPreemption|TestEvictionsStopAtFirstError)$"},
+		{"./09-preemption/scheduler/...", "-run", "^(TestPickOneNodeForPreemption|TestFilterVictimsWithPDBViolation|TestPodTerminatingByPreemption|TestPreemptPod|TestPrepareCandidateAsync|TestSelectVictimsOnNode|TestPodEligibleToPreemptOthers|TestCalculateNumCandidates|TestNominator|TestRunFilterPluginsWithNominatedPods|TestRunPostFilterPlugins|TestEvaluateNominatedNode)$"},
 		{"./09-preemption/test/integration", "-run", "TestPreemption"},
 	}},
 	{"10-percentage-of-nodes-to-score", [][]string{
-		{"./10-percentage-of-nodes-to-score/scheduler/...", "-run", "^(TestNodeTree|TestSnapshotListsZonesInterleaved|TestNumFeasibleNodesToFind|TestFairEvaluationForNodes|TestFindNodesThatPassFiltersInParallel|TestRunScorePluginsInParallel|TestPowerOfTwoChoices|TestScoringStrategy|TestDryRunPreemption|TestFindNodesThatFitPod|TestEvictionsStopAtFirstError)$"},
+		{"./10-percentage-of-nodes-to-score/scheduler/...", "-run", "^(TestNodeTree|TestSnapshotListsZonesInterleaved|TestNumFeasibleNodesToFind|TestFairEvaluationForNodes|TestFindNodesThatPassFiltersInParallel|TestRunScorePluginsInParallel|TestPowerOfTwoChoices|TestScoringStrategy|TestDryRunPreemption|TestFindNodesThatFitPod)$"},
 	}},
 	{"11-gang-scheduling", [][]string{
-		{"./11-gang-scheduling/scheduler/...", "-run", "^(TestPodGroupState|TestSnapshotAssumePod|TestPodGroupEntity|TestAddAttemptedPodGroupIfNeeded|TestDeletePodGroupMembers|TestSinglePodFailureDuringGroupCycle|TestPodGroupMetrics|TestPodGroupEvents|TestPodGroupSchedulingAlgorithm|TestScheduleOnePodGroup|TestPodGroupMembersAreValidated|TestPermitDoesNotCountRejectedMembers|TestSimulationKeepsNominations|TestPreemptionOfPodGroupMembers|TestMoreImportantVictim|TestFilterVictimsWithPDBViolationGroup)$"},
+		{"./11-gang-scheduling/scheduler/...", "-run", "^(TestPodGroupState|TestSnapshotAssumePod|TestPodGroupEntity|TestAddAttemptedPodGroupIfNeeded|TestDeletePodGroupMembers|TestSinglePodFailureDuringGroupCycle|TestPodGroupMetrics|TestPodGroupEvents|TestPodGroupSchedulingAlgorithm|TestScheduleOnePodGroup|TestPodGroupMembersAreValidated|TestPermitDoesNotCountRejectedMembers|TestSimulationKeepsNominations)$"},
 		{"./11-gang-scheduling/test/integration", "-run", "TestPodGroups"},
 	}},
 }
