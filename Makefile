@@ -162,7 +162,7 @@ verify: check-go ## Check versions, go mod tidy, gofmt, vet, standalone builds, 
 	@$(STAGE) "docs: snippets, links, run outputs, spelling" go run ./scripts/cmd/verifydocs -root .
 
 .PHONY: docs-data
-docs-data: tools ## Regenerate the outputs of real runs that the docs show (stamped with date and machine); ONLY=scenarios or ONLY=chaos for those alone (ONLY=tests or demo take CHAPTER=NN).
+docs-data: tools ## Regenerate the outputs of real runs that the docs show (stamped with date and machine); ONLY=scenarios (with the quoted log lines), ONLY=chaos or ONLY=quotes for those alone (ONLY=tests or demo take CHAPTER=NN).
 	@go run ./scripts/cmd/docsdata -root . --tools $(TOOLS_DIR) $(if $(ONLY),--only $(ONLY)) $(if $(CHAPTER),--chapter $(CHAPTER))
 
 .PHONY: clean

@@ -22,7 +22,7 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root")
 	tools := flag.String("tools", ".cache/tools", "tools directory")
-	only := flag.String("only", "", `regenerate one output only: "scenarios" (make e2e and make compare), "chaos", "try", "tests", "demo" or "timelines"`)
+	only := flag.String("only", "", `regenerate one output only: "scenarios" (make e2e and make compare), "chaos", "try", "tests", "demo", "timelines", or "quotes" (the quoted log lines, from the logs of the last scenarios run)`)
 	chapter := flag.String("chapter", "", `with --only tests or demo: that chapter's (a number, e.g. 09) only`)
 	flag.Parse()
 	var err error
@@ -42,8 +42,10 @@ func main() {
 		err = demos(*root, *tools, dir, *chapter)
 	case "timelines":
 		err = timelinesOnly(*root, *tools)
+	case "quotes":
+		err = quoteLogs(dir, filepath.Join(*root, ".cache", "docsdata"))
 	default:
-		err = fmt.Errorf("--only %q: the outputs that can be made alone are scenarios, chaos, try, tests, demo and timelines", *only)
+		err = fmt.Errorf("--only %q: the outputs that can be made alone are scenarios, chaos, try, tests, demo, timelines and quotes", *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docsdata: "+err.Error())
@@ -76,6 +78,14 @@ func run(root, tools string) error {
 	if err := tests(root, dir, ""); err != nil {
 		return err
 	}
+	return timelines(root, chapters, e2eDir)
+}
+
+// quoteLogs writes the decision lines (and, from chapter 06 on, the queue
+// moves) of the scenarios the posts quote, from the scheduler logs of a
+// scenarios run in e2eDir. `--only scenarios` writes them too, from its
+// own run, so that the lines always come from the same run as e2e.txt.
+func quoteLogs(dir, e2eDir string) error {
 	// The decision lines (and, from chapter 06 on, the queue moves) of
 	// scenarios the chapter pages quote.
 	quotes := []struct{ chapter, scenario string }{
@@ -86,9 +96,6 @@ func run(root, tools string) error {
 		{"07-backoff", "queue-label-noise"},
 		{"08-queueinghint", "queue-label-noise"},
 		{"11-gang-scheduling", "podgroup-all-or-nothing"},
-	}
-	if err := timelines(root, chapters, e2eDir); err != nil {
-		return err
 	}
 	for _, q := range quotes {
 		logPath, err := schedulerLog(e2eDir, q.chapter, q.scenario)
@@ -142,7 +149,10 @@ func scenarios(root, tools, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("compare: %w\n%s", err, out)
 	}
-	return e2eDir, write(filepath.Join(dir, "compare.txt"), "make compare", out)
+	if err := write(filepath.Join(dir, "compare.txt"), "make compare", out); err != nil {
+		return "", err
+	}
+	return e2eDir, quoteLogs(dir, e2eDir)
 }
 
 // chaos writes the table of a full `make chaos` run.
