@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -771,15 +772,42 @@ func priorityClassName(ns, name string) string {
 
 // Process is a running scheduler.
 type Process struct {
-	cmd  *exec.Cmd
-	addr string // where its HTTP server listens
-	done chan struct{}
-	err  error
+	cmd     *exec.Cmd
+	addr    string // where its HTTP server listens
+	logPath string
+	done    chan struct{}
+	err     error
 }
 
 // StartScheduler starts a scheduler connected to the cluster of kubeconfig,
 // with extra flags, its output going to logPath.
+//
+// The address is chosen free and then handed to the process, which binds it
+// a moment later; another lane of the suite may take it in between. A
+// process that exits at start because the address is in use is started
+// again on another one, up to five times.
 func StartScheduler(s Scheduler, kubeconfig string, extra []string, logPath string) (*Process, error) {
+	for attempt := 1; ; attempt++ {
+		p, err := startScheduler(s, kubeconfig, extra, logPath)
+		if err != nil || attempt == 5 || !p.lostItsAddress() {
+			return p, err
+		}
+	}
+}
+
+// lostItsAddress waits up to two seconds for the process to exit at start,
+// and says whether it did because its address was taken.
+func (p *Process) lostItsAddress() bool {
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Second):
+		return false
+	}
+	log, err := os.ReadFile(p.logPath)
+	return err == nil && strings.Contains(string(log), "address already in use")
+}
+
+func startScheduler(s Scheduler, kubeconfig string, extra []string, logPath string) (*Process, error) {
 	addr, err := freeAddress()
 	if err != nil {
 		return nil, err
@@ -801,7 +829,7 @@ func StartScheduler(s Scheduler, kubeconfig string, extra []string, logPath stri
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", s.Label, err)
 	}
-	p := &Process{cmd: cmd, addr: addr, done: make(chan struct{})}
+	p := &Process{cmd: cmd, addr: addr, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
@@ -867,13 +895,23 @@ func (p *Process) Stop(exit0 bool) error {
 	return nil
 }
 
+// freeAddress returns a free loopback address for a scheduler's server.
+// It picks a port below Linux's ephemeral range (32768 and up), which the
+// kernel hands out to every outgoing connection and every listen on port
+// 0: a port from that range, free now, can be some client's a moment
+// later, before the scheduler binds it.
 func freeAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return addr, nil
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return "", fmt.Errorf("no free port between 20000 and 32000 in 100 tries")
 }
 
 // boundLine matches the line a scheduler logs once a pod's Binding has
