@@ -795,16 +795,23 @@ func StartScheduler(s Scheduler, kubeconfig string, extra []string, logPath stri
 	}
 }
 
-// lostItsAddress waits up to two seconds for the process to exit at start,
-// and says whether it did because its address was taken.
+// lostItsAddress waits, for two seconds at most, until the process serves
+// on its address or exits, and says whether it exited because the address
+// was taken.
 func (p *Process) lostItsAddress() bool {
-	select {
-	case <-p.done:
-	case <-time.After(2 * time.Second):
-		return false
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if p.Exited() {
+			log, err := os.ReadFile(p.logPath)
+			return err == nil && strings.Contains(string(log), "address already in use")
+		}
+		if conn, err := net.DialTimeout("tcp", p.addr, 100*time.Millisecond); err == nil {
+			conn.Close()
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	log, err := os.ReadFile(p.logPath)
-	return err == nil && strings.Contains(string(log), "address already in use")
+	return false
 }
 
 func startScheduler(s Scheduler, kubeconfig string, extra []string, logPath string) (*Process, error) {
