@@ -261,10 +261,7 @@ func (r *Report) Markdown(svg string) string {
 	b.WriteString("| scheduler | average pods/s | p50 | p90 | p99 | overall | × kube-scheduler (like 08) | × bind ceiling | measured pods scheduled | peak RSS | CPU ms per pod |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, x := range r.BasicMedian {
-		done := fmt.Sprintf("%d in %.1f s", x.Scheduled, x.Seconds)
-		if x.DNF {
-			done = fmt.Sprintf("DNF: %d in %.0f s", x.Scheduled, x.Seconds)
-		}
+		done := doneCell(x)
 		rss, cpu := "–", "–"
 		if x.PeakRSS > 0 {
 			rss = fmt.Sprintf("%d MiB", x.PeakRSS>>20)
@@ -308,10 +305,7 @@ func (r *Report) GangMarkdown() string {
 	b.WriteString("| scheduler | average pods/s | p50 | p90 | p99 | overall | × kube-scheduler (like 11) | pods scheduled | CPU s |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, x := range r.GangMedian {
-		done := fmt.Sprintf("%d in %.1f s", x.Scheduled, x.Seconds)
-		if x.DNF {
-			done = fmt.Sprintf("DNF: %d in %.0f s", x.Scheduled, x.Seconds)
-		}
+		done := doneCell(x)
 		rel := "–"
 		if up.Throughput.Average > 0 {
 			rel = fmt.Sprintf("%.2f×", x.Throughput.Average/up.Throughput.Average)
@@ -367,10 +361,7 @@ func (r *Report) LargeMarkdown() string {
 	b.WriteString("| scheduler | average pods/s | p50 | p90 | p99 | overall | × kube-scheduler (defaults) | measured pods scheduled | peak RSS | CPU ms per pod |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, x := range r.LargeMedian {
-		done := fmt.Sprintf("%d in %.1f s", x.Scheduled, x.Seconds)
-		if x.DNF {
-			done = fmt.Sprintf("DNF: %d in %.0f s", x.Scheduled, x.Seconds)
-		}
+		done := doneCell(x)
 		rel, rss, cpu := "–", "–", "–"
 		if up.Throughput.Average > 0 {
 			rel = fmt.Sprintf("%.2f×", x.Throughput.Average/up.Throughput.Average)
@@ -427,10 +418,7 @@ func (r *Report) preemptionTable(b *strings.Builder, rs []Result) {
 	b.WriteString("| scheduler | average pods/s | p50 | p90 | p99 | overall | × kube-scheduler (like 09) | measured pods scheduled | preemptors/victims | " + strings.Join(phaseNames, " | ") + " |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, x := range rs {
-		done := fmt.Sprintf("%d in %.1f s", x.Scheduled, x.Seconds)
-		if x.DNF {
-			done = fmt.Sprintf("DNF: %d in %.0f s", x.Scheduled, x.Seconds)
-		}
+		done := doneCell(x)
 		rel := "–"
 		if up.Throughput.Average > 0 {
 			rel = fmt.Sprintf("%.2f×", x.Throughput.Average/up.Throughput.Average)
@@ -494,4 +482,13 @@ func (r *Report) SVG() string {
 	fmt.Fprintf(&b, `<text x="10" y="%d" font-size="11" fill="#555">%s · %s</text>`+"\n", height-8, html.EscapeString(r.Date), html.EscapeString(r.Machine))
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// doneCell is a table's "pods scheduled" cell: how many in how long, or
+// DNF with what was done by the cap.
+func doneCell(x Result) string {
+	if x.DNF {
+		return fmt.Sprintf("DNF: %d in %.0f s", x.Scheduled, x.Seconds)
+	}
+	return fmt.Sprintf("%d in %.1f s", x.Scheduled, x.Seconds)
 }
