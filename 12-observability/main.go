@@ -1,0 +1,37 @@
+// Command mini-scheduler is chapter 11 of minisched: a scheduler that
+// schedules the pods of a PodGroup (scheduling.k8s.io/v1beta1, the
+// Workload API of KEP-4671) together: the queue holds a group as one
+// entity, and one pod-group cycle places every member or none. The
+// apiserver must serve the API (--feature-gates=GenericWorkload=true
+// --runtime-config=scheduling.k8s.io/v1beta1=true). It mirrors
+// cmd/kube-scheduler/scheduler.go of k8s.io/kubernetes.
+//
+//	go run ./12-observability --kubeconfig ~/.kube/config
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/klog/v2"
+
+	"minisched/12-observability/app"
+)
+
+func main() {
+	// SIGINT and SIGTERM cancel the context; Run then returns and the
+	// process exits 0.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := app.Run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	klog.Flush()
+	if err != nil {
+		// One line, whatever the error wraps.
+		fmt.Fprintln(os.Stderr, "mini-scheduler: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+		os.Exit(1)
+	}
+}

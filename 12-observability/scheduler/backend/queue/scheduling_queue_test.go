@@ -1,0 +1,1558 @@
+package queue
+
+// These tests port the cases of upstream's scheduling_queue_test.go and
+// backoff_queue_test.go that apply to a queue with backoff and queueing
+// hints: activeQ ordering (TestPriorityQueue_Add, TestPriorityQueue_Pop),
+// the unschedulable pool (TestPriorityQueue_AddUnschedulablePodIfNotPresent),
+// moves by event with hints
+// (TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint,
+// Test_isPodWorthRequeuing), the in-flight events
+// (TestPriorityQueue_AddUnschedulablePodIfNotPresent_inFlight cases,
+// Test_InFlightPods), Update and Delete, head-of-line fairness
+// (TestRecentlyTriedPodsGoBack), the leftover flush, the backoff flow
+// (TestBackOffFlow) and error backoff. Time is a fake clock throughout.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+var (
+	nodeAdd         = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}
+	nodeLabelChange = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeLabel}
+	nodeTaintChange = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeTaint}
+	podLabelChange  = fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodLabel}
+)
+
+// queueHint answers Queue to everything.
+func queueHint(klog.Logger, *v1.Pod, any, any) (fwk.QueueingHint, error) { return fwk.Queue, nil }
+
+// matchHint answers Queue when the node after the change has the label
+// match=yes, like NodeAffinity's hint for a pod that wants that label.
+func matchHint(_ klog.Logger, _ *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
+	if n, ok := newObj.(*v1.Node); ok && n.Labels["match"] == "yes" {
+		return fwk.Queue, nil
+	}
+	return fwk.QueueSkip, nil
+}
+
+// brokenHint always fails.
+func brokenHint(klog.Logger, *v1.Pod, any, any) (fwk.QueueingHint, error) {
+	return fwk.QueueSkip, errors.New("broken")
+}
+
+// testHintMap is what three made-up plugins registered: Resources cares
+// about new nodes and freed room, whatever they are; Labels about new nodes
+// and node label changes that give the node match=yes, and about the labels
+// of the pod itself; Broken about taints, with a hint that fails.
+var testHintMap = QueueingHintMap{
+	nodeAdd:                          {{PluginName: "Resources", QueueingHintFn: queueHint}, {PluginName: "Labels", QueueingHintFn: matchHint}},
+	nodeLabelChange:                  {{PluginName: "Labels", QueueingHintFn: matchHint}},
+	nodeTaintChange:                  {{PluginName: "Broken", QueueingHintFn: brokenHint}},
+	framework.EventAssignedPodDelete: {{PluginName: "Resources", QueueingHintFn: queueHint}},
+	podLabelChange:                   {{PluginName: "Labels", QueueingHintFn: queueHint}},
+}
+
+// nodes for the events' objects: one that Labels waits for, one it does
+// not.
+var (
+	matching = &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"match": "yes"}}}
+	plain    = &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+)
+
+func makePod(name string, priority int32) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
+		Spec:       v1.PodSpec{Priority: &priority},
+	}
+}
+
+func newTestQueue(t *testing.T, clk *testingclock.FakeClock, opts ...Option) *PriorityQueue {
+	t.Helper()
+	metrics.Register()
+	sort, _ := queuesort.New(nil, nil, nil)
+	opts = append([]Option{WithClock(clk), WithQueueingHintMap(testHintMap)}, opts...)
+	q := NewPriorityQueue(sort.(fwk.QueueSortPlugin).Less, opts...)
+	t.Cleanup(q.Close)
+	return q
+}
+
+// pop pops the next entity, which must be a single pod, failing the test
+// on error.
+func pop(t *testing.T, logger klog.Logger, q *PriorityQueue) *framework.QueuedPodInfo {
+	t.Helper()
+	entity, err := q.Pop(logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pInfo, ok := entity.(*framework.QueuedPodInfo)
+	if !ok {
+		t.Fatalf("popped %T, want a single pod", entity)
+	}
+	return pInfo
+}
+
+// fail hands a popped pod back to the queue as the failure handler does,
+// rejected by plugins (none: an error).
+func fail(t *testing.T, logger klog.Logger, q *PriorityQueue, pInfo *framework.QueuedPodInfo, plugins ...string) {
+	t.Helper()
+	pInfo.UnschedulablePlugins = sets.New(plugins...)
+	if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addAndFail adds a pod, pops it and fails it at once, with no event in
+// between: a rejected pod lands in the pool, a pod with no plugin in
+// backoffQ. activeQ must be empty before.
+func addAndFail(t *testing.T, logger klog.Logger, q *PriorityQueue, pod *v1.Pod, plugins ...string) *framework.QueuedPodInfo {
+	t.Helper()
+	q.Add(logger, pod)
+	pInfo := pop(t, logger, q)
+	if pInfo.Pod.Name != pod.Name {
+		t.Fatalf("popped %s, want %s", pInfo.Pod.Name, pod.Name)
+	}
+	fail(t, logger, q, pInfo, plugins...)
+	return pInfo
+}
+
+// where says which part of the queue holds the pod: "Active", "Backoff",
+// "Unschedulable", or "" when it is not queued.
+func where(q *PriorityQueue, name string) string {
+	has := func(pods []*v1.Pod) bool {
+		return slices.ContainsFunc(pods, func(p *v1.Pod) bool { return p.Name == name })
+	}
+	switch {
+	case has(q.PodsInActiveQ()):
+		return activeQ
+	case has(q.PodsInBackoffQ()):
+		return backoffQ
+	case has(q.UnschedulablePods()):
+		return unschedulableQ
+	}
+	return ""
+}
+
+// checkNoneInFlight checks that every pod popped reached Done, and that
+// the in-flight list holds nothing.
+func checkNoneInFlight(t *testing.T, q *PriorityQueue) {
+	t.Helper()
+	if diff := cmp.Diff(0, len(q.InFlightPods())); diff != "" {
+		t.Errorf("pods in flight (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(0, q.InFlightEventsLen()); diff != "" {
+		t.Errorf("length of the in-flight list (-want, +got):\n%s", diff)
+	}
+}
+
+// popAll pops what activeQ holds, in order, and marks each Done.
+func popAll(t *testing.T, logger klog.Logger, q *PriorityQueue) []string {
+	t.Helper()
+	var out []string
+	for len(q.PodsInActiveQ()) > 0 {
+		pInfo := pop(t, logger, q)
+		q.Done(logger, pInfo.Pod.UID)
+		out = append(out, pInfo.Pod.Name)
+	}
+	return out
+}
+
+// newTestLogger logs to the test and keeps the entries, for moves.
+func newTestLogger(t *testing.T) klog.Logger {
+	return ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(5)))
+}
+
+// moves lists the queue moves logged, as "pod event queue".
+func moves(logger klog.Logger) []string {
+	var out []string
+	for _, e := range logger.GetSink().(ktesting.Underlier).GetBuffer().Data() {
+		if e.Message != "Pod moved to an internal scheduling queue" {
+			continue
+		}
+		kv := map[string]any{}
+		for i := 0; i+1 < len(e.ParameterKVList); i += 2 {
+			kv[fmt.Sprint(e.ParameterKVList[i])] = e.ParameterKVList[i+1]
+		}
+		out = append(out, fmt.Sprintf("%v %v %v", kv["pod"], kv["event"], kv["queue"]))
+	}
+	return out
+}
+
+func TestActiveQOrder(t *testing.T) {
+	tests := []struct {
+		name string
+		pods []*v1.Pod // added in this order, one clock tick apart
+		want []string
+	}{
+		{
+			name: "higher priority first",
+			pods: []*v1.Pod{makePod("low", 1), makePod("high", 100), makePod("mid", 10)},
+			want: []string{"high", "mid", "low"},
+		},
+		{
+			name: "equal priority: the older first",
+			pods: []*v1.Pod{makePod("first", 5), makePod("second", 5), makePod("third", 5)},
+			want: []string{"first", "second", "third"},
+		},
+		{
+			name: "priority beats age",
+			pods: []*v1.Pod{makePod("old-low", 0), makePod("new-high", 1000), makePod("new-low", 0)},
+			want: []string{"new-high", "old-low", "new-low"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			for _, p := range tt.pods {
+				q.Add(logger, p)
+				clk.Step(time.Millisecond)
+			}
+			if diff := cmp.Diff(tt.want, popAll(t, logger, q)); diff != "" {
+				t.Errorf("pop order (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPopCountsAttemptsAndWaits(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	popped := make(chan *framework.QueuedPodInfo)
+	go func() {
+		entity, _ := q.Pop(logger)
+		pInfo, _ := entity.(*framework.QueuedPodInfo)
+		popped <- pInfo
+	}()
+	q.Add(logger, makePod("p", 0))
+	pInfo := <-popped
+	if diff := cmp.Diff(1, pInfo.Attempts); diff != "" {
+		t.Errorf("attempts after the first pop (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"p"}, podNames(q.InFlightPods())); diff != "" {
+		t.Errorf("pods in flight after the pop (-want, +got):\n%s", diff)
+	}
+	// Back in activeQ after a failure, an event and its backoff, the next
+	// pop is the second attempt.
+	fail(t, logger, q, pInfo, "Resources")
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	clk.Step(time.Second)
+	q.flushBackoffQCompleted(logger)
+	pInfo = pop(t, logger, q)
+	if diff := cmp.Diff(2, pInfo.Attempts); diff != "" {
+		t.Errorf("attempts after the second pop (-want, +got):\n%s", diff)
+	}
+	q.Done(logger, pInfo.Pod.UID)
+	q.Done(logger, pInfo.Pod.UID) // a second Done does nothing
+	checkNoneInFlight(t, q)
+	// Close wakes a waiting Pop with an error.
+	errs := make(chan error)
+	go func() {
+		_, err := q.Pop(logger)
+		errs <- err
+	}()
+	q.Close()
+	if err := <-errs; err == nil {
+		t.Error("Pop on a closed queue returned no error")
+	}
+}
+
+func podNames(pods []*v1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestAddUnschedulablePodIfNotPresent(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	failed := addAndFail(t, logger, q, makePod("failed", 0), "Resources")
+	if err := q.AddUnschedulablePodIfNotPresent(logger, failed, 0); err == nil {
+		t.Error("adding a pod twice to the pool: no error")
+	}
+	// No plugin rejected it (an error): straight to backoffQ.
+	errored := addAndFail(t, logger, q, makePod("error", 0))
+	if err := q.AddUnschedulablePodIfNotPresent(logger, errored, 0); err == nil {
+		t.Error("adding a pod twice to backoffQ: no error")
+	}
+	q.Add(logger, makePod("active", 0))
+	if err := q.AddUnschedulablePodIfNotPresent(logger, q.newQueuedPodInfo(makePod("active", 0)), 0); err == nil {
+		t.Error("adding a pod that is in activeQ to the pool: no error")
+	}
+	if diff := cmp.Diff([]string{"active"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped (-want, +got): the pool and backoffQ are not popped\n%s", diff)
+	}
+	want := []string{
+		"ns/failed UnscheduledPodAdd Active", "ns/failed ScheduleAttemptFailure Unschedulable",
+		"ns/error UnscheduledPodAdd Active", "ns/error ScheduleAttemptFailure Backoff",
+		"ns/active UnscheduledPodAdd Active",
+	}
+	if diff := cmp.Diff(want, moves(logger)); diff != "" {
+		t.Errorf("logged moves (-want, +got):\n%s", diff)
+	}
+	checkNoneInFlight(t, q)
+}
+
+func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
+	tests := []struct {
+		name       string
+		event      fwk.ClusterEvent
+		newObj     any
+		preCheck   PreEnqueueCheck
+		backingOff bool     // whether the pods' backoff still runs at the event
+		want       []string // the pods moved, with where to, sorted
+	}{
+		{
+			name:   "a node both plugins wait for: both pods move",
+			event:  nodeAdd,
+			newObj: matching,
+			want:   []string{"by-labels Active", "by-resources Active"},
+		},
+		{
+			name:       "pods still backing off go to backoffQ",
+			event:      nodeAdd,
+			newObj:     matching,
+			backingOff: true,
+			want:       []string{"by-labels Backoff", "by-resources Backoff"},
+		},
+		{
+			name:   "a node without the label: Labels' hint skips its pod",
+			event:  nodeAdd,
+			newObj: plain,
+			want:   []string{"by-resources Active"},
+		},
+		{
+			name:   "a label change that gives the label: Labels' hint queues its pod",
+			event:  nodeLabelChange,
+			newObj: matching,
+			want:   []string{"by-labels Active"},
+		},
+		{
+			name:   "a label change that does not: registered, but the hint skips",
+			event:  nodeLabelChange,
+			newObj: plain,
+		},
+		{
+			name:  "an assigned pod's deletion frees room: only the Resources pod moves",
+			event: framework.EventAssignedPodDelete,
+			want:  []string{"by-resources Active"},
+		},
+		{
+			name:   "a hint that fails counts as Queue",
+			event:  nodeTaintChange,
+			newObj: plain,
+			want:   []string{"by-broken Active"},
+		},
+		{
+			name:   "a more general event than the registered one does not match",
+			event:  fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Update},
+			newObj: matching,
+		},
+		{
+			name:  "the wildcard event moves every pod",
+			event: framework.EventUnschedulableTimeout,
+			want:  []string{"by-broken Active", "by-labels Active", "by-resources Active"},
+		},
+		{
+			name:     "preCheck keeps pods out",
+			event:    nodeAdd,
+			newObj:   matching,
+			preCheck: func(p *v1.Pod) bool { return p.Name != "by-labels" },
+			want:     []string{"by-resources Active"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			addAndFail(t, logger, q, makePod("by-broken", 0), "Broken")
+			addAndFail(t, logger, q, makePod("by-labels", 0), "Labels")
+			addAndFail(t, logger, q, makePod("by-resources", 0), "Resources")
+			if !tt.backingOff {
+				clk.Step(DefaultPodInitialBackoffDuration)
+			}
+			before := len(moves(logger))
+			q.MoveAllToActiveOrBackoffQueue(logger, tt.event, plain, tt.newObj, tt.preCheck)
+			var got []string
+			for _, name := range []string{"by-broken", "by-labels", "by-resources"} {
+				if w := where(q, name); w != unschedulableQ {
+					got = append(got, name+" "+w)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("moved (-want, +got):\n%s", diff)
+			}
+			var wantMoves []string
+			for _, m := range tt.want {
+				pod, queue, _ := strings.Cut(m, " ")
+				wantMoves = append(wantMoves, fmt.Sprintf("ns/%s %s %s", pod, tt.event.Label(), queue))
+			}
+			if diff := cmp.Diff(wantMoves, moves(logger)[before:], cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("logged moves (-want, +got):\n%s", diff)
+			}
+			checkNoneInFlight(t, q)
+		})
+	}
+}
+
+// TestIsPodWorthRequeuing ports upstream's Test_isPodWorthRequeuing: only
+// the hints of the plugins that rejected the pod count, one Queue is
+// enough, an error counts as Queue, and a wildcard event or a pod that no
+// plugin rejected needs no hint at all.
+func TestIsPodWorthRequeuing(t *testing.T) {
+	tests := []struct {
+		name     string
+		rejected []string
+		event    fwk.ClusterEvent
+		newObj   any
+		want     queueingStrategy
+	}{
+		{"no rejecting plugin: any event", nil, nodeLabelChange, plain, queueAfterBackoff},
+		{"wildcard event", []string{"Labels"}, framework.EventUnschedulableTimeout, nil, queueAfterBackoff},
+		{"the rejecting plugin's hint answers Queue", []string{"Labels"}, nodeLabelChange, matching, queueAfterBackoff},
+		{"the rejecting plugin's hint answers QueueSkip", []string{"Labels"}, nodeLabelChange, plain, queueSkip},
+		{"the hint of a plugin that did not reject the pod is not asked", []string{"Resources"}, nodeLabelChange, matching, queueSkip},
+		{"one of two rejecting plugins answers Queue", []string{"Labels", "Resources"}, nodeAdd, plain, queueAfterBackoff},
+		{"a hint error counts as Queue", []string{"Broken"}, nodeTaintChange, plain, queueAfterBackoff},
+		{"an event nobody registered", []string{"Labels"}, fwk.ClusterEvent{Resource: fwk.PersistentVolume, ActionType: fwk.Add}, nil, queueSkip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+			pInfo := q.newQueuedPodInfo(makePod("p", 0))
+			pInfo.UnschedulablePlugins = sets.New(tt.rejected...)
+			if diff := cmp.Diff(tt.want, q.isPodWorthRequeuing(logger, pInfo, tt.event, plain, tt.newObj)); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestInFlightEvents: the events that arrive while a pod is in flight are
+// replayed through its rejecting plugins' hints when it fails; events
+// before its Pop are not. Every case ends with nothing in flight.
+func TestInFlightEvents(t *testing.T) {
+	type event struct {
+		event          fwk.ClusterEvent
+		oldObj, newObj any
+	}
+	tests := []struct {
+		name      string
+		before    []event // before the Pop
+		during    []event // between the Pop and the failure
+		podUpdate bool    // the pod's labels change during its flight
+		rejected  []string
+		want      string
+	}{
+		{
+			name:     "no event: the pool",
+			rejected: []string{"Labels"},
+			want:     unschedulableQ,
+		},
+		{
+			name:     "an event before the Pop is ignored (the snapshot saw it)",
+			before:   []event{{nodeAdd, nil, matching}},
+			rejected: []string{"Labels"},
+			want:     unschedulableQ,
+		},
+		{
+			name:     "an event during the flight whose hint answers Queue: backoffQ",
+			during:   []event{{nodeLabelChange, plain, matching}},
+			rejected: []string{"Labels"},
+			want:     backoffQ,
+		},
+		{
+			name:     "an event during the flight whose hint answers QueueSkip: the pool",
+			during:   []event{{nodeLabelChange, plain, plain}},
+			rejected: []string{"Labels"},
+			want:     unschedulableQ,
+		},
+		{
+			name:     "an event only another plugin registered: the pool (chapter 07 sent it to backoffQ)",
+			during:   []event{{framework.EventAssignedPodDelete, makePod("gone", 0), nil}},
+			rejected: []string{"Labels"},
+			want:     unschedulableQ,
+		},
+		{
+			name:     "several events, one of them Queue: backoffQ",
+			during:   []event{{nodeLabelChange, plain, plain}, {nodeAdd, nil, matching}, {nodeLabelChange, matching, plain}},
+			rejected: []string{"Labels"},
+			want:     backoffQ,
+		},
+		{
+			name:      "the pod's own update during the flight is replayed too",
+			podUpdate: true,
+			rejected:  []string{"Labels"},
+			want:      backoffQ,
+		},
+		{
+			name:   "an error goes to backoffQ whatever came",
+			during: []event{{nodeLabelChange, plain, plain}},
+			want:   backoffQ,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			pod := makePod("p", 0)
+			q.Add(logger, pod)
+			for _, e := range tt.before {
+				q.MoveAllToActiveOrBackoffQueue(logger, e.event, e.oldObj, e.newObj, nil)
+			}
+			pInfo := pop(t, logger, q)
+			for _, e := range tt.during {
+				q.MoveAllToActiveOrBackoffQueue(logger, e.event, e.oldObj, e.newObj, nil)
+			}
+			if tt.podUpdate {
+				updated := pod.DeepCopy()
+				updated.Labels = map[string]string{"k": "v"}
+				q.Update(logger, pod, updated)
+				if diff := cmp.Diff("", where(q, "p")); diff != "" {
+					t.Errorf("an update during the flight queued the pod (-want, +got):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(1+len(tt.during)+boolToInt(tt.podUpdate), q.InFlightEventsLen()); diff != "" {
+				t.Errorf("in-flight list before the failure: the pod and the events during its flight (-want, +got):\n%s", diff)
+			}
+			fail(t, logger, q, pInfo, tt.rejected...)
+			if diff := cmp.Diff(tt.want, where(q, "p")); diff != "" {
+				t.Errorf("queue after the failure (-want, +got):\n%s", diff)
+			}
+			checkNoneInFlight(t, q)
+		})
+	}
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestInFlightEventsOfOtherPods: the list is shared. A pod replays only
+// the events after its own Pop, and Done frees the events that no pod in
+// flight needs any more.
+func TestInFlightEventsOfOtherPods(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	q.Add(logger, makePod("a", 0))
+	clk.Step(time.Millisecond)
+	q.Add(logger, makePod("b", 0))
+	a := pop(t, logger, q)
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeLabelChange, plain, matching, nil) // during a's flight only
+	b := pop(t, logger, q)
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeLabelChange, plain, plain, nil) // during both
+	// a, event 1, b, event 2
+	if diff := cmp.Diff(4, q.InFlightEventsLen()); diff != "" {
+		t.Errorf("in-flight list (-want, +got):\n%s", diff)
+	}
+	fail(t, logger, q, b, "Labels")
+	if diff := cmp.Diff(unschedulableQ, where(q, "b")); diff != "" {
+		t.Errorf("b, which saw only the change without the label (-want, +got):\n%s", diff)
+	}
+	// b's element and nothing else is gone: a still needs both events.
+	if diff := cmp.Diff(3, q.InFlightEventsLen()); diff != "" {
+		t.Errorf("in-flight list after b (-want, +got):\n%s", diff)
+	}
+	fail(t, logger, q, a, "Labels")
+	if diff := cmp.Diff(backoffQ, where(q, "a")); diff != "" {
+		t.Errorf("a, which saw the change to the label (-want, +got):\n%s", diff)
+	}
+	checkNoneInFlight(t, q)
+	// With nothing in flight, events are not kept.
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	checkNoneInFlight(t, q)
+}
+
+// TestInFlightEventsDoNotLeak pops and completes 1,000 pods while events
+// keep coming, from several goroutines as the scheduler's binding cycles
+// would, half of them through a failure and half through Done. When all
+// are done, the in-flight list must be empty: a pod that never reached
+// Done would keep every event after it (the memory leak of v1.28), and
+// one such pod is enough to fail the check. More pods buy nothing: each
+// event walks the pool of failed pods, so 10,000 took 10 to 45 s of CPU
+// under -race.
+func TestInFlightEventsDoNotLeak(t *testing.T) {
+	const n = 1000
+	logger := klog.Background() // 1,000 pods: no buffered test log
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	stop := make(chan struct{})
+	var events sync.WaitGroup
+	events.Add(1)
+	go func() {
+		defer events.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			q.MoveAllToActiveOrBackoffQueue(logger, nodeLabelChange, plain, plain, nil)
+			if i%10 == 0 {
+				q.MoveAllToActiveOrBackoffQueue(logger, framework.EventAssignedPodDelete, makePod("gone", 0), nil, nil)
+			}
+		}
+	}()
+	go func() {
+		for i := range n {
+			q.Add(logger, makePod(fmt.Sprint("p-", i), 0))
+		}
+	}()
+	var completions sync.WaitGroup
+	maxLen := 0
+	for i := range n {
+		pInfo := pop(t, logger, q)
+		if l := q.InFlightEventsLen(); l > maxLen {
+			maxLen = l
+		}
+		completions.Add(1)
+		go func() {
+			defer completions.Done()
+			if i%2 == 0 {
+				q.Done(logger, pInfo.Pod.UID)
+				return
+			}
+			pInfo.UnschedulablePlugins = sets.New("Labels")
+			if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo, 0); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	completions.Wait()
+	close(stop)
+	events.Wait()
+	t.Logf("%d pods popped and done; the in-flight list peaked at %d entries and holds %d now", n, maxLen, q.InFlightEventsLen())
+	checkNoneInFlight(t, q)
+	if diff := cmp.Diff(n/2, len(q.UnschedulablePods())); diff != "" {
+		t.Errorf("failed pods in the pool: the label changes did not help them (-want, +got):\n%s", diff)
+	}
+}
+
+// TestEventDuringSchedulingCycleIsNotLost is chapter 07's test with hints:
+// a node with the label the pod waits for is added while the pod is being
+// scheduled; the pod fails, its hint sees the event, and the pod is tried
+// again one second later.
+func TestEventDuringSchedulingCycleIsNotLost(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	q.Add(logger, makePod("p", 0))
+	pInfo := pop(t, logger, q)
+	// The scheduling cycle took a snapshot without the new node...
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, matching, nil)
+	// ...and fails.
+	fail(t, logger, q, pInfo, "Labels")
+	clk.Step(DefaultPodInitialBackoffDuration)
+	q.flushBackoffQCompleted(logger)
+	if diff := cmp.Diff([]string{"p"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped one second after the failure (-want, +got):\n%s", diff)
+	}
+	want := []string{"ns/p UnscheduledPodAdd Active", "ns/p ScheduleAttemptFailure Backoff", "ns/p BackoffComplete Active"}
+	if diff := cmp.Diff(want, moves(logger)); diff != "" {
+		t.Errorf("logged moves (-want, +got):\n%s", diff)
+	}
+	checkNoneInFlight(t, q)
+}
+
+// TestBackOffFlow: a pod that keeps failing, each time moved by an event,
+// waits 1, 2, 4, 8, 10, 10 seconds in backoffQ: not a moment less, and no
+// longer than the next flush.
+func TestBackOffFlow(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	q.Add(logger, makePod("p", 0))
+	var got []time.Duration
+	for range 6 {
+		pInfo := pop(t, logger, q)
+		failedAt := clk.Now()
+		fail(t, logger, q, pInfo, "Resources")
+		q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+		if diff := cmp.Diff(backoffQ, where(q, "p")); diff != "" {
+			t.Fatalf("after failure %d (-want, +got):\n%s", pInfo.UnschedulableCount, diff)
+		}
+		// The flush runs every second; the pod leaves at the first flush
+		// after its backoff ends.
+		for where(q, "p") == backoffQ {
+			clk.Step(backoffFlushInterval)
+			q.flushBackoffQCompleted(logger)
+		}
+		got = append(got, clk.Since(failedAt))
+	}
+	want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("time in backoffQ after each failure (-want, +got):\n%s", diff)
+	}
+}
+
+func TestCalculateBackoffDuration(t *testing.T) {
+	tests := []struct {
+		name             string
+		initial, maximum time.Duration
+		count            int
+		want             time.Duration
+	}{
+		{"never failed", time.Second, 10 * time.Second, 0, 0},
+		{"first failure", time.Second, 10 * time.Second, 1, time.Second},
+		{"fourth failure", time.Second, 10 * time.Second, 4, 8 * time.Second},
+		{"capped", time.Second, 10 * time.Second, 5, 10 * time.Second},
+		{"no overflow after many failures", time.Second, 10 * time.Second, 1000, 10 * time.Second},
+		{"initial equals max", 3 * time.Second, 3 * time.Second, 2, 3 * time.Second},
+		{"sub-second", 100 * time.Millisecond, time.Second, 3, 400 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bq := newBackoffQueue(testingclock.NewFakeClock(time.Now()), tt.initial, tt.maximum)
+			if diff := cmp.Diff(tt.want, bq.calculateBackoffDuration(tt.count)); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestErrorBackoff: failures that no plugin caused go to backoffQ at once,
+// and their backoff counts consecutive errors, apart from the unschedulable
+// failures: an unschedulable failure ends the run of errors.
+func TestErrorBackoff(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	q.Add(logger, makePod("p", 0))
+	type outcome struct {
+		Queue   string
+		Backoff time.Duration
+	}
+	var got []outcome
+	for _, plugins := range [][]string{nil, nil, nil, {"Resources"}, nil} {
+		pInfo := pop(t, logger, q)
+		fail(t, logger, q, pInfo, plugins...)
+		got = append(got, outcome{where(q, "p"), q.backoffQ.getBackoffTime(pInfo).Sub(clk.Now())})
+		// Move it on, whatever an event would do, and let the backoff end.
+		q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+		clk.Step(time.Minute)
+		q.flushBackoffQCompleted(logger)
+	}
+	want := []outcome{
+		{backoffQ, 1 * time.Second},       // error 1
+		{backoffQ, 2 * time.Second},       // error 2
+		{backoffQ, 4 * time.Second},       // error 3
+		{unschedulableQ, 1 * time.Second}, // unschedulable 1: the errors do not count
+		{backoffQ, 1 * time.Second},       // error 1 again
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want, +got):\n%s", diff)
+	}
+}
+
+// TestFlushBackoffQCompleted: the flush moves the pods whose backoff ended,
+// the earliest first, and leaves the others.
+func TestFlushBackoffQCompleted(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	for _, p := range []struct {
+		name     string
+		failures int
+	}{{"four-seconds", 3}, {"one-second", 1}, {"two-seconds", 2}} {
+		q.Add(logger, makePod(p.name, 0))
+		pInfo := pop(t, logger, q)
+		pInfo.UnschedulableCount = p.failures - 1
+		fail(t, logger, q, pInfo, "Resources")
+	}
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	before := len(moves(logger))
+	clk.Step(2 * time.Second)
+	q.flushBackoffQCompleted(logger)
+	if diff := cmp.Diff([]string{"ns/one-second BackoffComplete Active", "ns/two-seconds BackoffComplete Active"}, moves(logger)[before:]); diff != "" {
+		t.Errorf("moved after 2s (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(backoffQ, where(q, "four-seconds")); diff != "" {
+		t.Errorf("the pod with 4s of backoff (-want, +got):\n%s", diff)
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	withLabel := func(p *v1.Pod) *v1.Pod {
+		p = p.DeepCopy()
+		p.Labels = map[string]string{"k": "v"}
+		p.ResourceVersion = "2"
+		return p
+	}
+	withStatus := func(p *v1.Pod) *v1.Pod {
+		p = p.DeepCopy()
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
+		p.ResourceVersion = "2"
+		return p
+	}
+	tests := []struct {
+		name       string
+		queued     string // where the pod is before the update: "active", "backoff", "pool-Labels", "pool-Resources", ""
+		backingOff bool   // whether its backoff still runs at the update
+		update     func(*v1.Pod) *v1.Pod
+		wantWhere  string
+		wantMoves  []string
+	}{
+		{
+			name:      "in activeQ: updated in place",
+			queued:    "active",
+			update:    withLabel,
+			wantWhere: activeQ,
+		},
+		{
+			name:       "in backoffQ: updated in place",
+			queued:     "backoff",
+			backingOff: true,
+			update:     withLabel,
+			wantWhere:  backoffQ,
+		},
+		{
+			name:      "in the pool, an update its rejecting plugin registered: moved",
+			queued:    "pool-Labels",
+			update:    withLabel,
+			wantWhere: activeQ,
+			wantMoves: []string{"ns/p TargetPodUpdatePodLabel Active"},
+		},
+		{
+			name:       "in the pool and backing off, an update its rejecting plugin registered: moved to backoffQ",
+			queued:     "pool-Labels",
+			backingOff: true,
+			update:     withLabel,
+			wantWhere:  backoffQ,
+			wantMoves:  []string{"ns/p TargetPodUpdatePodLabel Backoff"},
+		},
+		{
+			name:      "in the pool, an update only another plugin registered: stays",
+			queued:    "pool-Resources",
+			update:    withLabel,
+			wantWhere: unschedulableQ,
+		},
+		{
+			name:      "in the pool, a status update (its own PodScheduled condition): stays",
+			queued:    "pool-Labels",
+			update:    withStatus,
+			wantWhere: unschedulableQ,
+		},
+		{
+			name:      "not queued: added to activeQ",
+			update:    withLabel,
+			wantWhere: activeQ,
+			wantMoves: []string{"ns/p UnscheduledPodUpdate Active"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			old := makePod("p", 0)
+			old.ResourceVersion = "1"
+			switch tt.queued {
+			case "active":
+				q.Add(logger, old)
+			case "backoff":
+				addAndFail(t, logger, q, old)
+			case "pool-Labels", "pool-Resources":
+				addAndFail(t, logger, q, old, tt.queued[len("pool-"):])
+			}
+			if !tt.backingOff {
+				clk.Step(DefaultPodInitialBackoffDuration)
+			}
+			before := len(moves(logger))
+			newPod := tt.update(old)
+			q.Update(logger, old, newPod)
+
+			pInfo, ok := q.GetPod("p", "ns")
+			if !ok {
+				t.Fatal("the pod is not queued after its update")
+			}
+			if pInfo.Pod.ResourceVersion != "2" {
+				t.Errorf("the queue holds resourceVersion %s, want the update's", pInfo.Pod.ResourceVersion)
+			}
+			if diff := cmp.Diff(tt.wantWhere, where(q, "p")); diff != "" {
+				t.Errorf("queue (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantMoves, moves(logger)[before:], cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("logged moves (-want, +got):\n%s", diff)
+			}
+			if n := len(q.PodsInActiveQ()) + len(q.PodsInBackoffQ()) + len(q.UnschedulablePods()); n != 1 {
+				t.Errorf("the pod is queued %d times, want once", n)
+			}
+		})
+	}
+}
+
+func TestDelete(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	addAndFail(t, logger, q, makePod("failed", 0), "Resources")
+	addAndFail(t, logger, q, makePod("backing-off", 0))
+	q.Add(logger, makePod("active", 0))
+	q.Add(logger, makePod("stays", 0))
+	for _, name := range []string{"active", "failed", "backing-off", "never-queued"} {
+		q.Delete(logger, makePod(name, 0))
+	}
+	if diff := cmp.Diff([]string{"stays"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped (-want, +got):\n%s", diff)
+	}
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, matching, nil)
+	clk.Step(time.Minute)
+	q.flushBackoffQCompleted(logger)
+	if n := len(q.PodsInActiveQ()) + len(q.PodsInBackoffQ()) + len(q.UnschedulablePods()); n != 0 {
+		t.Errorf("an event and the backoff flush brought back %d deleted pods", n)
+	}
+}
+
+// TestRecentlyTriedPodsGoBack: a pod that failed goes behind the pods of
+// its priority that waited meanwhile, so a pod that keeps failing cannot
+// keep the head of activeQ and starve the others.
+func TestRecentlyTriedPodsGoBack(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	for _, name := range []string{"p1", "p2", "p3"} {
+		q.Add(logger, makePod(name, 0))
+		clk.Step(time.Second)
+	}
+	for range 3 {
+		// The head fails every time; an event and the end of its backoff
+		// bring it straight back.
+		pInfo := pop(t, logger, q)
+		clk.Step(time.Second)
+		fail(t, logger, q, pInfo, "Resources")
+		clk.Step(DefaultPodInitialBackoffDuration)
+		q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	}
+	// Each pod was tried once, in turn; the order is again p1, p2, p3.
+	if diff := cmp.Diff([]string{"p1", "p2", "p3"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("pop order (-want, +got):\n%s", diff)
+	}
+}
+
+func TestFlushUnschedulablePodsLeftover(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute))
+	addAndFail(t, logger, q, makePod("old", 0), "Resources")
+	clk.Step(30 * time.Second)
+	addAndFail(t, logger, q, makePod("new", 0), "Resources")
+	clk.Step(31 * time.Second)
+	before := len(moves(logger))
+	q.flushUnschedulableEntitiesLeftover(logger)
+	if diff := cmp.Diff([]string{"old"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("flushed after 61s (-want, +got):\n%s", diff)
+	}
+	clk.Step(30 * time.Second)
+	q.flushUnschedulableEntitiesLeftover(logger)
+	if diff := cmp.Diff([]string{"new"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("flushed after 91s (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ns/old UnschedulableTimeout Active", "ns/new UnschedulableTimeout Active"}, moves(logger)[before:]); diff != "" {
+		t.Errorf("logged moves (-want, +got):\n%s", diff)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	counter := func(queue, event string) float64 {
+		v, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues(queue, event))
+		return v
+	}
+	activeBefore, backoffBefore := counter("active", "NodeAdd"), counter("backoff", "ScheduleAttemptFailure")
+	addAndFail(t, logger, q, makePod("c", 0), "Resources")
+	addAndFail(t, logger, q, makePod("d", 0))
+	q.Add(logger, makePod("a", 0))
+	q.Add(logger, makePod("b", 0))
+	gauges := func() [3]float64 {
+		active, _ := testutil.GetGaugeMetricValue(metrics.ActivePods())
+		backoff, _ := testutil.GetGaugeMetricValue(metrics.BackoffPods())
+		unschedulable, _ := testutil.GetGaugeMetricValue(metrics.UnschedulablePods())
+		return [3]float64{active, backoff, unschedulable}
+	}
+	if diff := cmp.Diff([3]float64{2, 1, 1}, gauges()); diff != "" {
+		t.Errorf("pending_pods{active, backoff, unschedulable} (-want, +got):\n%s", diff)
+	}
+	clk.Step(DefaultPodInitialBackoffDuration)
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	q.Done(logger, pop(t, logger, q).Pod.UID)
+	if diff := cmp.Diff([3]float64{2, 1, 0}, gauges()); diff != "" {
+		t.Errorf("pending_pods{active, backoff, unschedulable} after a move and a pop (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([2]float64{1, 1}, [2]float64{counter("active", "NodeAdd") - activeBefore, counter("backoff", "ScheduleAttemptFailure") - backoffBefore}); diff != "" {
+		t.Errorf("growth of queue_incoming_pods_total{active, NodeAdd} and {backoff, ScheduleAttemptFailure} (-want, +got):\n%s", diff)
+	}
+}
+
+// TestConcurrentUse runs the event handlers' calls, the scheduling loop's,
+// the binding goroutines' and the flushes' at once, for the race detector;
+// every pod is popped exactly twice in the end, and nothing stays in
+// flight.
+func TestConcurrentUse(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	const n = 200
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := range n {
+			q.Add(logger, makePod(fmt.Sprint("p-", i), int32(i%3)))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range n {
+			q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+			q.flushBackoffQCompleted(logger)
+		}
+	}()
+	popped := map[string]int{}
+	for total := 0; total < 2*n; {
+		if len(q.PodsInActiveQ()) == 0 {
+			// Everything left waits in the pool or in backoffQ, or is
+			// still being added.
+			q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+			clk.Step(DefaultPodInitialBackoffDuration)
+			q.flushBackoffQCompleted(logger)
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		pInfo := pop(t, logger, q)
+		popped[pInfo.Pod.Name]++
+		total++
+		if pInfo.Attempts == 1 {
+			fail(t, logger, q, pInfo, "Resources")
+		} else {
+			q.Done(logger, pInfo.Pod.UID)
+		}
+	}
+	wg.Wait()
+	for i := range n {
+		if got := popped[fmt.Sprint("p-", i)]; got != 2 {
+			t.Errorf("p-%d popped %d times, want 2 (once, then once after its failure)", i, got)
+		}
+	}
+	checkNoneInFlight(t, q)
+}
+
+// TestPopDiscardsPodInFlight: a pod added again while it is in flight (a
+// bug elsewhere: the same pod tracked twice) is discarded when popped, and
+// Pop returns the next pod, as upstream's unlockedPop does. The pod's first
+// flight still ends once.
+func TestPopDiscardsPodInFlight(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q.Add(logger, makePod("twice", 10))
+	first := pop(t, logger, q)
+	q.Add(logger, makePod("twice", 10))
+	q.Add(logger, makePod("next", 0))
+	got := pop(t, logger, q)
+	if diff := cmp.Diff("next", got.Pod.Name); diff != "" {
+		t.Errorf("popped while the first copy is in flight (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("", where(q, "twice")); diff != "" {
+		t.Errorf("where the second copy is (-want, +got):\n%s", diff)
+	}
+	q.Done(logger, first.Pod.UID)
+	q.Done(logger, got.Pod.UID)
+	checkNoneInFlight(t, q)
+}
+
+// TestFlushIsAnEventForPodsInFlight: the leftover flush is a cluster event
+// (UnschedulableTimeout): a pod in flight during a flush that then fails
+// goes to backoffQ, not to the pool for five more minutes, as upstream's
+// flushUnschedulableEntitiesLeftover records the event for pods in flight.
+func TestFlushIsAnEventForPodsInFlight(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute))
+	addAndFail(t, logger, q, makePod("old", 0), "Resources")
+	clk.Step(2 * time.Minute)
+	q.Add(logger, makePod("flying", 0))
+	flying := pop(t, logger, q)
+	q.flushUnschedulableEntitiesLeftover(logger)
+	fail(t, logger, q, flying, "Resources")
+	if diff := cmp.Diff(map[string]string{"old": activeQ, "flying": backoffQ}, map[string]string{"old": where(q, "old"), "flying": where(q, "flying")}); diff != "" {
+		t.Errorf("where the pods are after the flush (-want, +got):\n%s", diff)
+	}
+}
+
+// gate is a PreEnqueue plugin that holds back the pods with scheduling
+// gates, like the in-tree SchedulingGates.
+type gate struct{}
+
+func (gate) Name() string { return "SchedulingGates" }
+func (gate) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
+	if len(pod.Spec.SchedulingGates) > 0 {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "waiting for scheduling gates")
+	}
+	return nil
+}
+
+// TestGatedPodIsParked: a pod a PreEnqueue plugin holds back waits in the
+// unschedulable pool and is never popped; events its gating plugin did not
+// register leave it there; removing its last gate moves it to activeQ.
+func TestGatedPodIsParked(t *testing.T) {
+	logger := newTestLogger(t)
+	gatesEliminated := fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated}
+	hints := QueueingHintMap{
+		gatesEliminated: {{PluginName: "SchedulingGates", QueueingHintFn: queueHint}},
+		nodeAdd:         {{PluginName: "Resources", QueueingHintFn: queueHint}},
+	}
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithQueueingHintMap(hints), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	gated := makePod("gated", 0)
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	gated.ResourceVersion = "1"
+	q.Add(logger, gated)
+	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
+		t.Fatalf("where the gated pod is (-want, +got):\n%s", diff)
+	}
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, nil, nil)
+	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
+		t.Errorf("where the gated pod is after a node event (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(int64(0), q.SchedulingCycle()); diff != "" {
+		t.Errorf("scheduling cycles (-want, +got):\n%s", diff)
+	}
+	ungated := gated.DeepCopy()
+	ungated.Spec.SchedulingGates = nil
+	ungated.ResourceVersion = "2"
+	q.Update(logger, gated, ungated)
+	if diff := cmp.Diff([]string{"gated"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped once the gate is removed (-want, +got):\n%s", diff)
+	}
+}
+
+// TestActivate: Activate moves a pod from the pool or from backoffQ to
+// activeQ at once; for a pod in flight it records an event that sends the
+// pod to backoffQ when it fails; it ignores other pods.
+func TestActivate(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	parked := addAndFail(t, logger, q, makePod("parked", 0), "Resources")
+	backingOff := addAndFail(t, logger, q, makePod("backing-off", 0))
+	q.Add(logger, makePod("flying", 0))
+	flying := pop(t, logger, q)
+	q.Activate(logger, map[string]*v1.Pod{"ns/parked": parked.Pod, "ns/backing-off": backingOff.Pod, "ns/flying": flying.Pod, "ns/unknown": makePod("unknown", 0)})
+	fail(t, logger, q, flying, "Resources")
+	got := map[string]string{}
+	for _, name := range []string{"parked", "backing-off", "flying", "unknown"} {
+		got[name] = where(q, name)
+	}
+	if diff := cmp.Diff(map[string]string{"parked": activeQ, "backing-off": activeQ, "flying": backoffQ, "unknown": ""}, got); diff != "" {
+		t.Errorf("where the pods are after Activate (-want, +got):\n%s", diff)
+	}
+}
+
+// TestGatedPodFlushedOncePerPeriod: a gated pod never fails, so its
+// Timestamp stays where it was added; the flush remembers when it last
+// flushed it (FlushTimestamp, as upstream's flushUnschedulableEntitiesLeftover
+// does), so that it is not flushed again at every tick, each time sending
+// a wildcard event to the pods in flight.
+func TestGatedPodFlushedOncePerPeriod(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	gated := makePod("gated", 0)
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	q.Add(logger, gated)
+	clk.Step(2 * time.Minute)
+	q.flushUnschedulableEntitiesLeftover(logger) // flushes the gated pod, which stays gated
+	clk.Step(30 * time.Second)
+	q.Add(logger, makePod("flying", 0))
+	flying := pop(t, logger, q)
+	q.flushUnschedulableEntitiesLeftover(logger) // 30 s after the last flush: nothing to flush
+	fail(t, logger, q, flying, "Resources")
+	if diff := cmp.Diff(map[string]string{"gated": unschedulableQ, "flying": unschedulableQ}, map[string]string{"gated": where(q, "gated"), "flying": where(q, "flying")}); diff != "" {
+		t.Errorf("where the pods are (-want, +got):\n%s", diff)
+	}
+}
+
+// TestRetriedPodsTakeTurns records which pod each attempt pops when the
+// head fails every time and an event brings it straight back: the failed
+// pod, timestamped again, goes behind the pods of its priority that waited
+// meanwhile, but stays ahead of lower priorities.
+func TestRetriedPodsTakeTurns(t *testing.T) {
+	tests := []struct {
+		name string
+		pods []*v1.Pod // added in this order, one second apart
+		want []string  // the pod each attempt pops
+	}{
+		{
+			name: "equal priority: each pod in turn",
+			pods: []*v1.Pod{makePod("p1", 0), makePod("p2", 0), makePod("p3", 0)},
+			want: []string{"p1", "p2", "p3", "p1"},
+		},
+		{
+			name: "a higher priority still goes first",
+			pods: []*v1.Pod{makePod("low", 0), makePod("high", 10)},
+			want: []string{"high", "high", "high"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, _ := ktesting.NewTestContext(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			for _, p := range tt.pods {
+				q.Add(logger, p)
+				clk.Step(time.Second)
+			}
+			var got []string
+			for range len(tt.want) {
+				// Pop would wait for a pod that did not come back.
+				if len(q.PodsInActiveQ()) == 0 {
+					t.Fatalf("after popping %v, activeQ is empty", got)
+				}
+				pInfo := pop(t, logger, q)
+				got = append(got, pInfo.Pod.Name)
+				clk.Step(time.Second)
+				fail(t, logger, q, pInfo, "Resources")
+				// Past the longest backoff: the event brings the pod
+				// straight back to activeQ.
+				clk.Step(DefaultPodMaxBackoffDuration)
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pods popped (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestGetBackoffTime: the backoff doubles with the consecutive failures
+// from 1 s, and errors are counted apart: a pod whose last attempts
+// failed with errors backs off by their count, not by its unschedulable
+// count (calculateBackoffDuration's count, as upstream's getBackoffTime
+// picks it).
+func TestGetBackoffTime(t *testing.T) {
+	tests := []struct {
+		name                 string
+		unschedulable, error int
+		want                 time.Duration // after the pod's timestamp; 0: no backoff
+		backingOffAt         time.Duration // asked this long after the timestamp
+		wantBackingOff       bool
+	}{
+		{name: "never failed: no backoff", want: 0, backingOffAt: 0, wantBackingOff: false},
+		{name: "one failure: 1s", unschedulable: 1, want: time.Second, backingOffAt: 500 * time.Millisecond, wantBackingOff: true},
+		{name: "three failures: 4s", unschedulable: 3, want: 4 * time.Second, backingOffAt: 3 * time.Second, wantBackingOff: true},
+		{name: "three failures, then 2 errors: 2s", unschedulable: 3, error: 2, want: 2 * time.Second, backingOffAt: 3 * time.Second, wantBackingOff: false},
+		{name: "errors only: 1s", error: 1, want: time.Second, backingOffAt: time.Second, wantBackingOff: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			clk := testingclock.NewFakeClock(start)
+			q := newTestQueue(t, clk)
+			pInfo := q.newQueuedPodInfo(makePod("p", 0))
+			pInfo.Timestamp = start
+			pInfo.UnschedulableCount, pInfo.ConsecutiveErrorsCount = tt.unschedulable, tt.error
+			got := time.Duration(0)
+			if bt := q.backoffQ.getBackoffTime(pInfo); !bt.IsZero() {
+				got = bt.Sub(start)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("backoff (-want, +got):\n%s", diff)
+			}
+			// The end is kept in BackoffExpiration, as upstream keeps it: a
+			// later failure count does not move a backoff already set.
+			if got > 0 {
+				pInfo.UnschedulableCount += 5
+				if diff := cmp.Diff(got, q.backoffQ.getBackoffTime(pInfo).Sub(start)); diff != "" {
+					t.Errorf("backoff asked again (-want, +got):\n%s", diff)
+				}
+			}
+			clk.SetTime(start.Add(tt.backingOffAt))
+			if diff := cmp.Diff(tt.wantBackingOff, q.backoffQ.isEntityBackingoff(pInfo)); diff != "" {
+				t.Errorf("isEntityBackingoff %v after the timestamp (-want, +got):\n%s", tt.backingOffAt, diff)
+			}
+		})
+	}
+}
+
+// makeMember returns pod name of pod group g.
+func makeMember(name, g string) *v1.Pod {
+	p := makePod(name, 0)
+	p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &g}
+	return p
+}
+
+func makePodGroup(name string) *schedulingv1beta1.PodGroup {
+	return &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+}
+
+// popGroup pops the next entity, which must be a pod group, and returns it
+// with the names of its members, in the group's order.
+func popGroup(t *testing.T, logger klog.Logger, q *PriorityQueue) (*framework.QueuedPodGroupInfo, []string) {
+	t.Helper()
+	// Pop would wait for ever on an empty activeQ.
+	if len(q.PodsInActiveQ()) == 0 {
+		t.Fatal("activeQ is empty: no pod group to pop")
+	}
+	entity, err := q.Pop(logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgInfo, ok := entity.(*framework.QueuedPodGroupInfo)
+	if !ok {
+		t.Fatalf("popped %T, want a pod group", entity)
+	}
+	return pgInfo, memberNames(pgInfo)
+}
+
+func memberNames(pgInfo *framework.QueuedPodGroupInfo) []string {
+	var out []string
+	pgInfo.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
+		out = append(out, pInfo.Pod.Name)
+		return true
+	})
+	return out
+}
+
+// quorum is a PreEnqueue plugin that holds a pod group's members back
+// until the test says the group is complete, as GangScheduling holds them
+// until minCount members exist.
+type quorum struct{ complete *bool }
+
+func (quorum) Name() string { return "Quorum" }
+
+func (q quorum) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
+	if pod.Spec.SchedulingGroup == nil || *q.complete {
+		return nil
+	}
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "waiting for minCount pods from a gang to appear in scheduling queue")
+}
+
+// TestPodGroupEntity: the queue holds a pod group's members as one entity.
+// Members whose PodGroup it has not seen wait apart, and join the group
+// when it comes; the group is popped once, with its members; a group held
+// back by a PreEnqueue plugin costs no cycle, and a new member that
+// completes it moves it, by the event of its arrival.
+func TestPodGroupEntity(t *testing.T) {
+	logger := newTestLogger(t)
+	complete := false
+	unscheduledPodAdd := framework.EventUnscheduledPodAdd
+	hints := QueueingHintMap{unscheduledPodAdd: {{PluginName: "Quorum", QueueingHintFn: queueHint}}}
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithQueueingHintMap(hints), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{quorum{&complete}}))
+
+	q.Add(logger, makeMember("a", "g"))
+	q.Add(logger, makeMember("b", "g"))
+	q.Add(logger, makePod("single", 0))
+	if diff := cmp.Diff([]string{"a", "b"}, podNames(q.IncompletePodGroupPods())); diff != "" {
+		t.Errorf("members waiting for their PodGroup (-want, +got):\n%s", diff)
+	}
+	q.AddPodGroup(logger, makePodGroup("g"))
+	if diff := cmp.Diff([3]string{unschedulableQ, unschedulableQ, activeQ}, [3]string{where(q, "a"), where(q, "b"), where(q, "single")}); diff != "" {
+		t.Errorf("where a, b and single are once the PodGroup is seen (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"single"}, popAll(t, logger, q)); diff != "" {
+		t.Errorf("popped while the group is held back (-want, +got):\n%s", diff)
+	}
+	complete = true
+	c := makeMember("c", "g")
+	q.Add(logger, c)
+	if diff := cmp.Diff(unschedulableQ, where(q, "c")); diff != "" {
+		t.Errorf("the new member joins its group where the group is (-want, +got):\n%s", diff)
+	}
+	q.MoveAllToActiveOrBackoffQueue(logger, unscheduledPodAdd, nil, c, nil)
+	pgInfo, members := popGroup(t, logger, q)
+	if diff := cmp.Diff([]string{"a", "b", "c"}, members); diff != "" {
+		t.Errorf("members popped with their group (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([2]int64{1, 2}, [2]int64{int64(pgInfo.Attempts), q.SchedulingCycle()}); diff != "" {
+		t.Errorf("the group's attempts and the queue's cycles (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, podNames(q.InFlightPods())); diff != "" {
+		t.Errorf("pods in flight (-want, +got):\n%s", diff)
+	}
+}
+
+// TestAddAttemptedPodGroupIfNeeded: while its group is in its cycle, a
+// member that fails or arrives waits in pendingPodGroupPods; when the cycle
+// ends the group goes back with them, and none goes back when every member
+// was placed. A rejected group backs off as one and does not wait in the
+// pool for an event; a group placed in part goes straight back to activeQ.
+func TestAddAttemptedPodGroupIfNeeded(t *testing.T) {
+	tests := []struct {
+		name        string
+		status      *fwk.Status
+		failed      []string // members that fail in the cycle
+		arrives     bool     // whether a member arrives during the cycle
+		wantPending []string
+		wantQueue   string
+		wantCount   int // the group's unschedulable count afterwards
+		wantKeeps   bool
+	}{
+		{name: "every member placed", status: fwk.NewStatus(fwk.Success)},
+		{name: "every member placed, one arrives meanwhile", status: fwk.NewStatus(fwk.Success), arrives: true, wantPending: []string{"late"}, wantQueue: activeQ},
+		{name: "placed in part", status: fwk.NewStatus(fwk.Success), failed: []string{"b"}, wantPending: []string{"b"}, wantQueue: activeQ, wantKeeps: true},
+		{name: "rejected", status: fwk.NewStatus(fwk.Unschedulable), failed: []string{"a", "b"}, wantPending: []string{"a", "b"}, wantQueue: backoffQ, wantCount: 1},
+		{name: "error", status: fwk.AsStatus(errors.New("boom")), failed: []string{"a", "b"}, wantPending: []string{"a", "b"}, wantQueue: backoffQ},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			q.AddPodGroup(logger, makePodGroup("g"))
+			q.Add(logger, makeMember("a", "g"))
+			q.Add(logger, makeMember("b", "g"))
+			pgInfo, _ := popGroup(t, logger, q)
+			timestamp := pgInfo.Timestamp
+			clk.Step(time.Second)
+			pgInfo.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
+				if slices.Contains(tt.failed, pInfo.Pod.Name) {
+					fail(t, logger, q, pInfo, "Resources")
+				} else {
+					q.Done(logger, pInfo.Pod.UID) // its binding cycle's Done
+				}
+				return true
+			})
+			if tt.arrives {
+				q.Add(logger, makeMember("late", "g"))
+			}
+			if diff := cmp.Diff(tt.wantPending, podNames(q.PendingPodGroupPods())); diff != "" {
+				t.Errorf("pending members before the cycle ends (-want, +got):\n%s", diff)
+			}
+			if err := q.AddAttemptedPodGroupIfNeeded(logger, pgInfo, q.SchedulingCycle(), tt.status); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, name := range []string{"a", "b", "late"} {
+				if w := where(q, name); w != "" {
+					got = append(got, name+" "+w)
+				}
+			}
+			var want []string
+			for _, name := range tt.wantPending {
+				want = append(want, name+" "+tt.wantQueue)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("where the members are after the cycle (-want, +got):\n%s", diff)
+			}
+			checkNoneInFlight(t, q)
+			if len(tt.wantPending) == 0 {
+				return
+			}
+			entity := q.getEntityFromAnyQueue(pgInfo)
+			if diff := cmp.Diff([2]any{tt.wantCount, tt.wantKeeps}, [2]any{entity.GetUnschedulableCount(), entity.GetTimestamp().Equal(timestamp)}); diff != "" {
+				t.Errorf("the group's unschedulable count, and whether it kept its timestamp (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDeletePodGroupMembers: a deleted member leaves its group's entity, a
+// group left with no member leaves the queue, and the members of a deleted
+// PodGroup wait apart until it comes back.
+func TestDeletePodGroupMembers(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	pg := makePodGroup("g")
+	q.AddPodGroup(logger, pg)
+	a, b := makeMember("a", "g"), makeMember("b", "g")
+	q.Add(logger, a)
+	q.Add(logger, b)
+	q.Delete(logger, a)
+	if diff := cmp.Diff([]string{"b"}, podNames(q.PodsInActiveQ())); diff != "" {
+		t.Errorf("pods in activeQ after a member's deletion (-want, +got):\n%s", diff)
+	}
+	q.DeletePodGroup(logger, pg)
+	if diff := cmp.Diff([2][]string{nil, {"b"}}, [2][]string{podNames(q.PodsInActiveQ()), podNames(q.IncompletePodGroupPods())}); diff != "" {
+		t.Errorf("activeQ and the members waiting for their PodGroup, once it is deleted (-want, +got):\n%s", diff)
+	}
+	q.AddPodGroup(logger, pg)
+	q.Delete(logger, b)
+	if diff := cmp.Diff(0, len(q.PodsInActiveQ())+len(q.IncompletePodGroupPods())+len(q.UnschedulablePods())); diff != "" {
+		t.Errorf("pods queued once the last member is deleted (-want, +got):\n%s", diff)
+	}
+}
+
+// TestPodGroupMetrics: scheduler_pending_pods counts a group's members, not
+// the group.
+func TestPodGroupMetrics(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q.AddPodGroup(logger, makePodGroup("g"))
+	for _, name := range []string{"a", "b", "c"} {
+		q.Add(logger, makeMember(name, "g"))
+	}
+	q.Add(logger, makeMember("orphan", "none"))
+	active, _ := testutil.GetGaugeMetricValue(metrics.ActivePods())
+	incomplete, _ := testutil.GetGaugeMetricValue(metrics.IncompletePodGroupPods())
+	if diff := cmp.Diff([2]float64{3, 1}, [2]float64{active, incomplete}); diff != "" {
+		t.Errorf("pending_pods{active, incomplete} (-want, +got):\n%s", diff)
+	}
+}
+
+// TestSinglePodFailureDuringGroupCycle: a single pod's binding cycle may
+// fail while a pod group is in its scheduling cycle. That must not make
+// the group's failing members build a second entity of the group: they
+// wait in pendingPodGroupPods, and the group comes back whole when its
+// cycle ends.
+func TestSinglePodFailureDuringGroupCycle(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q.Add(logger, makePod("single", 0))
+	single := pop(t, logger, q)
+	q.AddPodGroup(logger, makePodGroup("g"))
+	q.Add(logger, makeMember("a", "g"))
+	q.Add(logger, makeMember("b", "g"))
+	pgInfo, _ := popGroup(t, logger, q)
+	fail(t, logger, q, single) // its binding failed, from its goroutine
+	pgInfo.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
+		fail(t, logger, q, pInfo, "Resources")
+		return true
+	})
+	if diff := cmp.Diff([]string{"a", "b"}, podNames(q.PendingPodGroupPods())); diff != "" {
+		t.Errorf("members waiting for their group's cycle to end (-want, +got):\n%s", diff)
+	}
+	if err := q.AddAttemptedPodGroupIfNeeded(logger, pgInfo, q.SchedulingCycle(), fwk.NewStatus(fwk.Unschedulable)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([3]string{backoffQ, backoffQ, backoffQ}, [3]string{where(q, "a"), where(q, "b"), where(q, "single")}); diff != "" {
+		t.Errorf("where a, b and single are (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(2, len(q.backoffQ.queue.List())); diff != "" {
+		t.Errorf("entities in backoffQ: the single pod and one group (-want, +got):\n%s", diff)
+	}
+	checkNoneInFlight(t, q)
+}

@@ -1,0 +1,839 @@
+package scheduler
+
+// This file mirrors pkg/scheduler/schedule_one.go of k8s.io/kubernetes:
+// ScheduleOne, scheduleOnePod, schedulingCycle, prepareForBindingCycle,
+// schedulingAlgorithm, bindingCycle, handleBindingCycleError, skipPodSchedule, schedulePod,
+// findNodesThatFitPod, evaluateNominatedNode, findNodesThatPassFilters,
+// numFeasibleNodesToFind, prioritizeNodes, handleSchedulingFailure and
+// updatePod.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/trace"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+)
+
+// The bounds of the search, upstream's constants of the same names: a cycle
+// looks for at least minFeasibleNodesToFind feasible nodes (every node, in
+// a smaller cluster) and, when the percentage adapts to the cluster's
+// size, for at least minFeasibleNodesPercentageToFind percent of them.
+// Below those, the scores would compare too few nodes to spread pods well.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// pluginMetricsSamplePercent is the percentage of scheduling cycles whose
+// plugins' durations are recorded (plugin_execution_duration_seconds), as
+// upstream's constant of the same name.
+const pluginMetricsSamplePercent = 10
+
+// ErrNoNodesAvailable is returned when the cluster has no node at all. The
+// text is upstream's.
+var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
+// ScheduleResult is what schedulePod decided, as upstream's type of the
+// same name.
+type ScheduleResult struct {
+	// SuggestedHost is the node the pod goes to.
+	SuggestedHost string
+	// EvaluatedNodes counts the nodes the filters looked at.
+	EvaluatedNodes int
+	// FeasibleNodes counts the nodes that passed every filter.
+	FeasibleNodes int
+	// nominatingInfo says what becomes of the pod's nominated node when
+	// the cycle fails: set by preemption, cleared, or left as it is (nil).
+	nominatingInfo *fwk.NominatingInfo
+}
+
+// clearNominatedNode clears a pod's nominated node: every failure but
+// preemption's own answers says so, as upstream's do.
+var clearNominatedNode = &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: ""}
+
+// ScheduleOne pops the best entity from the queue and schedules it: a pod
+// on its own, or a pod group in one pod-group cycle
+// (schedule_one_podgroup.go). It returns at once when the queue is closed.
+func (sched *Scheduler) ScheduleOne(ctx context.Context) {
+	entity, err := sched.queue.Pop(klog.FromContext(ctx))
+	if err != nil {
+		return
+	}
+	// As upstream's ScheduleOne does with a nil entity: nothing to do. Our
+	// Pop returns nil only with an error, but a learner's Pop under
+	// construction (make workshop) may not, and must not crash the loop.
+	switch e := entity.(type) {
+	case *framework.QueuedPodGroupInfo:
+		if e != nil {
+			sched.scheduleOnePodGroup(ctx, e)
+		}
+	case *framework.QueuedPodInfo:
+		if e != nil && e.Pod != nil {
+			sched.scheduleOnePod(ctx, e)
+		}
+	}
+}
+
+// scheduleOnePod does the whole scheduling workflow for one pod. Its
+// scheduling cycle (filter, score, assume, Reserve, Permit) runs here, one
+// pod after the other; its binding cycle (wait for Permit, PreBind, Bind,
+// PostBind) runs in a goroutine of its own, so a slow Binding, or a pod
+// waiting for its gang, does not hold up the pods behind it.
+func (sched *Scheduler) scheduleOnePod(ctx context.Context, podInfo *framework.QueuedPodInfo) {
+	pod := podInfo.Pod
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pod))
+	ctx = klog.NewContext(ctx, logger)
+
+	if reason := sched.skipPodSchedule(pod); reason != "" {
+		logger.V(4).Info("Skipping pod", "reason", reason)
+		// The pod is not queued again, but its flight is over.
+		sched.queue.Done(logger, pod.UID)
+		return
+	}
+	logger.V(3).Info("Attempting to schedule pod", "attempt", podInfo.Attempts)
+
+	// One trace task per attempt: the regions of this goroutine and of
+	// the binding cycle's goroutine, and of the workers they start, all
+	// belong to it, so a trace shows the attempt whole. The task ends
+	// where the attempt does: here when the scheduling cycle fails, at the
+	// end of the binding cycle otherwise.
+	ctx, task := trace.NewTask(ctx, "schedulingAttempt")
+	if trace.IsEnabled() {
+		trace.Log(ctx, "pod", pod.Namespace+"/"+pod.Name)
+	}
+
+	// start is when the attempt began: the attempt's and the algorithm's
+	// durations are measured from it, as upstream's scheduleOnePod does.
+	start := time.Now()
+	// The CycleState carries what a plugin computed at one extension point
+	// to the next ones, for this pod and this attempt only: from PreFilter
+	// to Filter, from PreScore to Score, and on into the binding cycle.
+	state := framework.NewCycleState()
+	// The plugins' durations are recorded in one cycle in ten, at random,
+	// as upstream samples them: timing every plugin on every node costs
+	// two clock reads and a send each.
+	state.SetRecordPluginMetrics(rand.IntN(100) < pluginMetricsSamplePercent)
+	// A plugin may name pods that are worth trying at once; the queue
+	// activates them when the cycle succeeds. (GangScheduling calls the
+	// handle's Activate instead, at once.)
+	podsToActivate := framework.NewPodsToActivate()
+	state.Write(framework.PodsToActivateKey, podsToActivate)
+	result, assumedPod, err := sched.schedulingCycle(ctx, state, pod, start)
+	if err != nil {
+		sched.handleSchedulingFailure(ctx, podInfo, err, result.nominatingInfo, start)
+		task.End()
+		return
+	}
+	sched.activatePods(ctx, podsToActivate)
+	sched.startBindingCycle(ctx, state, result, podInfo, assumedPod, start, task.End)
+}
+
+// startBindingCycle runs the binding cycle of an assumed pod in a goroutine
+// of its own. The binding cycle works on its own copy: podInfo's pod is the
+// one without a node. endTask, when the goroutine ends, ends the trace task
+// of the attempt the binding cycle belongs to.
+func (sched *Scheduler) startBindingCycle(ctx context.Context, state fwk.CycleState, result ScheduleResult, podInfo *framework.QueuedPodInfo, assumedPod *v1.Pod, start time.Time, endTask func()) {
+	assumedPodInfo := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: assumedPod}, QueueingParams: podInfo.QueueingParams}
+	sched.bindings.Add(1)
+	go func() {
+		defer sched.bindings.Done()
+		defer endTask()
+		sched.runBindingCycle(ctx, state, result, assumedPodInfo, start)
+	}()
+}
+
+// schedulingCycle brings the snapshot up to date, picks the node, then
+// prepares the pod for its binding cycle there (prepareForBindingCycle).
+func (sched *Scheduler) schedulingCycle(ctx context.Context, state fwk.CycleState, pod *v1.Pod, start time.Time) (ScheduleResult, *v1.Pod, error) {
+	defer trace.StartRegion(ctx, "schedulingCycle").End()
+	if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
+		return ScheduleResult{nominatingInfo: clearNominatedNode}, nil, err
+	}
+	result, err := sched.schedulingAlgorithm(ctx, state, pod, start)
+	if err != nil {
+		return result, nil, err
+	}
+	assumedPod, err := sched.prepareForBindingCycle(ctx, state, pod, result)
+	if err != nil {
+		return ScheduleResult{nominatingInfo: clearNominatedNode}, nil, err
+	}
+	return result, assumedPod, nil
+}
+
+// prepareForBindingCycle assumes the pod on the chosen node: from now on
+// the pod's requests count on that node in every snapshot, although the
+// Binding has not been sent, and the pod's nomination, if it had one, is
+// forgotten. Then Reserve and Permit plugins run. Any failure after the
+// assume undoes it (Unreserve, then forget). A pod group's members come
+// here too, one by one, once their group's cycle decided to place them.
+//
+//workshop:part 04/3
+func (sched *Scheduler) prepareForBindingCycle(ctx context.Context, state fwk.CycleState, pod *v1.Pod, result ScheduleResult) (*v1.Pod, error) {
+	host := result.SuggestedHost
+	assumedPod := pod.DeepCopy()
+	assumedPod.Spec.NodeName = host
+	if err := sched.cache.AssumePod(assumedPod); err != nil {
+		return nil, err
+	}
+	sched.queue.DeleteNominatedPodIfExists(assumedPod)
+
+	if status := sched.framework.RunReservePluginsReserve(ctx, state, assumedPod, host); !status.IsSuccess() {
+		sched.unreserveAndForget(ctx, state, assumedPod)
+		return nil, statusError(pod, host, status)
+	}
+	status := sched.framework.RunPermitPlugins(ctx, state, assumedPod, host)
+	if !status.IsSuccess() && !status.IsWait() {
+		sched.unreserveAndForget(ctx, state, assumedPod)
+		return nil, statusError(pod, host, status)
+	}
+	if status.IsWait() {
+		klog.FromContext(ctx).V(3).Info("Pod waits at Permit", "node", host, "message", status.Message())
+	}
+	return assumedPod, nil
+}
+
+// schedulingAlgorithm runs schedulePod and, when the pod fits on no node,
+// the PostFilter plugins, which may preempt pods to make room for it. The
+// pod is unschedulable in this cycle either way: preemption only frees a
+// node for a later one, and the result carries that node, to be nominated
+// for the pod. The FitError's message gets the PostFilter's verdict
+// appended ("preemption: ...").
+//
+// Its duration, from the attempt's start, is
+// scheduling_algorithm_duration_seconds, observed whatever the outcome,
+// PostFilter included, as upstream's.
+//
+//workshop:part 09/2
+func (sched *Scheduler) schedulingAlgorithm(ctx context.Context, state fwk.CycleState, pod *v1.Pod, start time.Time) (ScheduleResult, error) {
+	defer metrics.SchedulingAlgorithmLatency.Observe(metrics.SinceInSeconds(start))
+	logger := klog.FromContext(ctx)
+	result, err := sched.schedulePod(ctx, state, pod)
+	if err == nil {
+		return result, nil
+	}
+	var fitError *framework.FitError
+	if !errors.As(err, &fitError) {
+		return ScheduleResult{nominatingInfo: clearNominatedNode}, err
+	}
+	// A pod group's member does not preempt on its own: upstream runs the
+	// PodGroupPostFilter for the whole group instead, which this chapter
+	// leaves out. Its nomination is left as it is.
+	if state.IsPodGroupSchedulingCycle() {
+		return ScheduleResult{}, err
+	}
+	if !sched.framework.HasPostFilterPlugins() {
+		logger.V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
+		return ScheduleResult{nominatingInfo: clearNominatedNode}, err
+	}
+	postFilterResult, status := sched.framework.RunPostFilterPlugins(ctx, state, pod, fitError.Diagnosis.NodeToStatus)
+	msg := status.Message()
+	fitError.Diagnosis.PostFilterMsg = msg
+	if status.Code() == fwk.Error {
+		logger.Error(nil, "Status after running PostFilter plugins for pod", "status", msg)
+	} else {
+		logger.V(5).Info("Status after running PostFilter plugins for pod", "status", msg)
+	}
+	var nominatingInfo *fwk.NominatingInfo
+	if postFilterResult != nil {
+		nominatingInfo = postFilterResult.NominatingInfo
+	}
+	return ScheduleResult{nominatingInfo: nominatingInfo}, err
+}
+
+// runBindingCycle runs the binding cycle and reports its outcome. A pod
+// that is bound ends its attempt, and its time in the scheduler: the
+// attempt's duration, the number of attempts it took, and the time since
+// it first entered activeQ (the SLI, labelled by that number) are
+// recorded here, as upstream's bindingCycle records them.
+func (sched *Scheduler) runBindingCycle(ctx context.Context, state fwk.CycleState, result ScheduleResult, assumedPodInfo *framework.QueuedPodInfo, start time.Time) {
+	defer trace.StartRegion(ctx, "bindingCycle").End()
+	metrics.Goroutines.WithLabelValues(metrics.Binding).Inc()
+	defer metrics.Goroutines.WithLabelValues(metrics.Binding).Dec()
+	assumedPod, attempt := assumedPodInfo.Pod, assumedPodInfo.Attempts
+	if err := sched.bindingCycle(ctx, state, result.SuggestedHost, assumedPod); err != nil {
+		sched.handleBindingCycleError(ctx, state, assumedPodInfo, err, start)
+		return
+	}
+	metrics.PodScheduled(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
+	metrics.PodSchedulingAttempts.Observe(float64(attempt))
+	if t := assumedPodInfo.InitialAttemptTimestamp; t != nil {
+		metrics.PodSchedulingSLIDuration.WithLabelValues(getAttemptsLabel(assumedPodInfo)).Observe(metrics.SinceInSeconds(*t))
+	}
+	if assumedPodInfo.WasFlushedFromUnschedulable {
+		metrics.PodScheduledAfterFlush.Inc()
+	}
+	sched.recorder.Eventf(assumedPod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumedPod.Namespace, assumedPod.Name, result.SuggestedHost)
+	klog.FromContext(ctx).V(2).Info("Scheduling decision", "attempt", attempt, "result", metrics.ScheduledResult, "node", result.SuggestedHost,
+		"evaluatedNodes", result.EvaluatedNodes, "feasibleNodes", result.FeasibleNodes)
+	if trace.IsEnabled() {
+		trace.Log(ctx, "decision", metrics.ScheduledResult+" node="+result.SuggestedHost)
+	}
+}
+
+// getAttemptsLabel is the "attempts" label of the SLI: the number, or
+// "15+" from fifteen on, as upstream's, so the label has few values.
+func getAttemptsLabel(p *framework.QueuedPodInfo) string {
+	if p.Attempts >= 15 {
+		return "15+"
+	}
+	return strconv.Itoa(p.Attempts)
+}
+
+// bindingCycle waits until every Permit plugin allowed the pod, then runs
+// PreBind, Bind and PostBind. A rejection at Permit makes the pod
+// unschedulable on this node; any later failure is an error.
+//
+// Once Permit allowed the pod, the pod is Done, as upstream does it: from
+// here on it can only fail with an error, which no plugin caused and which
+// sends it to backoffQ whatever events came, so the queue need not keep
+// them for it any longer.
+//
+//workshop:part 04/4
+func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, host string, assumedPod *v1.Pod) error {
+	if status := sched.framework.WaitOnPermit(ctx, assumedPod); !status.IsSuccess() {
+		return statusError(assumedPod, host, status)
+	}
+	sched.queue.Done(klog.FromContext(ctx), assumedPod.UID)
+	if status := sched.framework.RunPreBindPlugins(ctx, state, assumedPod, host); !status.IsSuccess() {
+		return status.AsError()
+	}
+	klog.FromContext(ctx).V(3).Info("Attempting to bind pod to node", "node", klog.KRef("", host))
+	if status := sched.framework.RunBindPlugins(ctx, state, assumedPod, host); !status.IsSuccess() {
+		return fmt.Errorf("binding rejected: %w", status.AsError())
+	}
+	sched.framework.RunPostBindPlugins(ctx, state, assumedPod, host)
+	if c, err := state.Read(framework.PodsToActivateKey); err == nil {
+		if podsToActivate, ok := c.(*framework.PodsToActivate); ok {
+			sched.activatePods(ctx, podsToActivate)
+		}
+	}
+	return nil
+}
+
+// activatePods hands the pods that plugins named to the queue, which moves
+// them to activeQ at once, and empties the list, as upstream does at the
+// end of a successful scheduling cycle and of a binding cycle.
+func (sched *Scheduler) activatePods(ctx context.Context, podsToActivate *framework.PodsToActivate) {
+	podsToActivate.Lock()
+	defer podsToActivate.Unlock()
+	if len(podsToActivate.Map) == 0 {
+		return
+	}
+	sched.queue.Activate(klog.FromContext(ctx), podsToActivate.Map)
+	podsToActivate.Map = map[string]*v1.Pod{}
+}
+
+// handleBindingCycleError undoes the assume and deals with the pod: it is
+// queued again like any unschedulable pod, unless it was deleted meanwhile,
+// in which case that is reported and nothing is left to do.
+//
+// Forgetting the pod frees its room on the node, which is the same cluster
+// event as an assigned pod's deletion: pods waiting for that room move.
+// Sent now, that event would join the in-flight events of this very pod,
+// which would replay it when it fails. For a rejection (at Permit), the pod
+// is queued first and the event comes after it and leaves it out, so that
+// the pod waits in the unschedulable pool for an event that helps it. An
+// error goes to backoffQ anyway.
+//
+//workshop:part 04/5
+func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.CycleState, assumedPodInfo *framework.QueuedPodInfo, err error, start time.Time) {
+	assumedPod := assumedPodInfo.Pod
+	logger := klog.FromContext(ctx)
+	sched.unreserveAndForget(ctx, state, assumedPod)
+	if ctx.Err() != nil {
+		// The scheduler is stopping: the pod did not fail, so it gets no
+		// decision, no event and no status; it is simply not bound, and
+		// the next scheduler to run will schedule it. (Upstream runs its
+		// failure handler here too; its WaitOnPermit does not watch the
+		// context.)
+		logger.V(3).Info("Binding cycle stopped: the scheduler is stopping")
+		sched.queue.Done(logger, assumedPod.UID)
+		return
+	}
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) {
+		defer sched.queue.MoveAllToActiveOrBackoffQueue(logger, framework.EventAssignedPodDelete, assumedPod, nil, func(pod *v1.Pod) bool {
+			return pod.UID != assumedPod.UID
+		})
+	} else {
+		sched.queue.MoveAllToActiveOrBackoffQueue(logger, framework.EventAssignedPodDelete, assumedPod, nil, nil)
+	}
+	pod, getErr := sched.podLister.Pods(assumedPod.Namespace).Get(assumedPod.Name)
+	if getErr != nil || pod.UID != assumedPod.UID {
+		logger.V(2).Info("Scheduling decision", "attempt", assumedPodInfo.Attempts, "result", metrics.ErrorResult, "reason", "PodDeleted", "message", "the pod was deleted while it was being bound: "+err.Error())
+		metrics.PodScheduleError(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
+		sched.queue.Done(logger, assumedPod.UID)
+		return
+	}
+	sched.handleSchedulingFailure(ctx, assumedPodInfo, err, clearNominatedNode, start)
+}
+
+// unreserveAndForget undoes Reserve and the assume.
+func (sched *Scheduler) unreserveAndForget(ctx context.Context, state fwk.CycleState, assumedPod *v1.Pod) {
+	sched.framework.RunReservePluginsUnreserve(ctx, state, assumedPod, assumedPod.Spec.NodeName)
+	if err := sched.cache.ForgetPod(klog.FromContext(ctx), assumedPod); err != nil {
+		klog.FromContext(ctx).Error(err, "Scheduler cache ForgetPod failed")
+	}
+	// A member rejected at Permit stopped counting towards its gang when
+	// it was rejected; now the cache no longer counts it either.
+	sched.framework.waitingPods.forgotten(assumedPod.UID)
+}
+
+// statusError turns a plugin's verdict after the node was chosen into an
+// error. A rejection (at Reserve or Permit) becomes a FitError over the one
+// node that was chosen, as upstream reports it: "0/1 nodes are available:
+// 1 <reason>."
+func statusError(pod *v1.Pod, host string, status *fwk.Status) error {
+	if !status.IsRejected() {
+		return status.AsError()
+	}
+	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus(), UnschedulablePlugins: sets.New(status.Plugin())}
+	diagnosis.NodeToStatus.Set(host, status)
+	return &framework.FitError{Pod: pod, NumAllNodes: 1, Diagnosis: diagnosis}
+}
+
+// skipPodSchedule says why a pod must not be scheduled, or "" if it may be.
+// The event handlers already filter most of these; the checks stay because
+// a pod may change between being queued and being popped, and because they
+// are the rules a scheduler must keep.
+//
+//workshop:part 01/1
+func (sched *Scheduler) skipPodSchedule(pod *v1.Pod) string {
+	switch {
+	case pod.Spec.SchedulerName != sched.schedulerName:
+		return "pod is for another scheduler"
+	case pod.Spec.NodeName != "":
+		return "pod is already bound"
+	case pod.DeletionTimestamp != nil:
+		return "pod is being deleted"
+	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:
+		return "pod has terminated"
+	case sched.cache.IsAssumedPod(pod):
+		// An update that arrived between the assume and the informer's
+		// confirmation queued the pod again.
+		return "pod is assumed already"
+	}
+	return ""
+}
+
+// schedulePod finds the nodes the pod fits, scores them, and picks the one
+// with the highest total score. A single feasible node needs no scoring.
+//
+// The nodes and their pods come from a snapshot of the cache: no call to
+// the apiserver.
+//
+//workshop:part 01/2
+func (sched *Scheduler) schedulePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (ScheduleResult, error) {
+	nodes := sched.nodeInfoSnapshot.List()
+	if len(nodes) == 0 {
+		return ScheduleResult{}, ErrNoNodesAvailable
+	}
+	feasibleNodes, diagnosis, err := sched.findNodesThatFitPod(ctx, state, pod, nodes)
+	if err != nil {
+		return ScheduleResult{}, err
+	}
+	if len(feasibleNodes) == 0 {
+		return ScheduleResult{}, &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+	}
+	result := ScheduleResult{
+		EvaluatedNodes: len(feasibleNodes) + diagnosis.NodeToStatus.Len(),
+		FeasibleNodes:  len(feasibleNodes),
+	}
+	if len(feasibleNodes) == 1 {
+		result.SuggestedHost = feasibleNodes[0].Node().Name
+		return result, nil
+	}
+	priorityList, err := sched.prioritizeNodes(ctx, state, pod, feasibleNodes)
+	if err != nil {
+		return ScheduleResult{}, err
+	}
+	result.SuggestedHost = sched.selectHost(priorityList)
+	return result, nil
+}
+
+// prioritizeNodes runs the PreScore plugins once, then the Score plugins on
+// every feasible node, and returns each node's weighted total. At -v=10 it
+// logs every plugin's score and every total with upstream's messages, which
+// `make compare` reads to tell a tie from a real choice.
+func (sched *Scheduler) prioritizeNodes(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, error) {
+	if status := sched.framework.RunPreScorePlugins(ctx, state, pod, nodes); !status.IsSuccess() {
+		return nil, status.AsError()
+	}
+	nodesScores, status := sched.framework.RunScorePlugins(ctx, state, pod, nodes)
+	if !status.IsSuccess() {
+		return nil, status.AsError()
+	}
+	if loggerV := klog.FromContext(ctx).V(10); loggerV.Enabled() {
+		for _, ns := range nodesScores {
+			for _, ps := range ns.Scores {
+				loggerV.Info("Plugin scored node for pod", "pod", klog.KObj(pod), "plugin", ps.Name, "node", ns.Name, "score", ps.Score)
+			}
+			loggerV.Info("Calculated node's final score for pod", "pod", klog.KObj(pod), "node", ns.Name, "score", ns.TotalScore)
+		}
+	}
+	return nodesScores, nil
+}
+
+// selectHost returns the node with the highest total score. Ties are broken
+// at random: each node gets a random Randomizer, which
+// framework.NewSortedScoredNodes compares when the totals are equal. Upstream
+// v1.37.1 sets a Randomizer only when extenders score too; without them,
+// the heap of NewSortedScoredNodes picks among equal totals, a pick that
+// depends on the feasible list's order but is not simply its first node.
+//
+//workshop:part 03/2
+func (sched *Scheduler) selectHost(nodesScores []fwk.NodePluginScores) string {
+	for i := range nodesScores {
+		nodesScores[i].Randomizer = sched.rand.Int()
+	}
+	return framework.NewSortedScoredNodes(nodesScores).Pop().Name
+}
+
+// findNodesThatFitPod runs the PreFilter plugins once, then the Filter
+// plugins on the nodes, and returns the nodes that passed with a Diagnosis
+// of why the others did not. It need not look at every node: the search
+// stops once it has found numFeasibleNodesToFind nodes, and the next cycle
+// starts where this one stopped (nextStartNodeIndex).
+//
+//workshop:part 10/2
+func (sched *Scheduler) findNodesThatFitPod(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, framework.Diagnosis, error) {
+	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
+	allNodes := nodes
+	preRes, s, unschedulablePlugins := sched.framework.RunPreFilterPlugins(ctx, state, pod, nodes)
+	diagnosis.UnschedulablePlugins = unschedulablePlugins
+	if !s.IsSuccess() {
+		if !s.IsRejected() {
+			return nil, diagnosis, s.AsError()
+		}
+		// Every node gets the PreFilter's verdict; the message says why.
+		diagnosis.NodeToStatus.SetAbsentNodesStatus(s)
+		diagnosis.PreFilterMsg = s.Message()
+		diagnosis.AddPluginStatus(s)
+		return nil, diagnosis, nil
+	}
+
+	// A nominated node was freed for this pod by its preemption: it is
+	// likely the only node where it fits, so it is tried first, alone, and
+	// taken if it passes; scoring other nodes would not pick it any more
+	// surely.
+	if len(pod.Status.NominatedNodeName) > 0 {
+		feasibleNodes, err := sched.evaluateNominatedNode(ctx, state, pod, diagnosis)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "node", pod.Status.NominatedNodeName)
+		}
+		if len(feasibleNodes) != 0 {
+			return feasibleNodes, diagnosis, nil
+		}
+	}
+
+	// A PreFilter may narrow the candidates to some nodes (NodeAffinity does
+	// for a nodeName-style affinity); the rest are unschedulable for it.
+	// Upstream walks the PreFilter's set of names, in map order; this keeps
+	// the snapshot's order, which the tests can predict.
+	if !preRes.AllNodes() {
+		narrowed := make([]fwk.NodeInfo, 0, len(preRes.NodeNames))
+		for _, n := range nodes {
+			if preRes.NodeNames.Has(n.Node().Name) {
+				narrowed = append(narrowed, n)
+			}
+		}
+		nodes = narrowed
+		diagnosis.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unschedulablePlugins))))
+	}
+	feasibleNodes, err := sched.findNodesThatPassFilters(ctx, state, pod, &diagnosis, nodes)
+	// Move the start on by the nodes this cycle looked at, even after an
+	// error, so that every node gets its turn at being looked at.
+	processedNodes := len(feasibleNodes) + diagnosis.NodeToStatus.Len()
+	sched.nextStartNodeIndex = (sched.nextStartNodeIndex + processedNodes) % len(allNodes)
+	return feasibleNodes, diagnosis, err
+}
+
+// evaluateNominatedNode runs the filters on the pod's nominated node only.
+// The node may be gone, which is no reason to fail the cycle: the caller
+// logs it and tries every node.
+func (sched *Scheduler) evaluateNominatedNode(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis framework.Diagnosis) ([]fwk.NodeInfo, error) {
+	nodeInfo, err := sched.nodeInfoSnapshot.NodeInfos().Get(pod.Status.NominatedNodeName)
+	if err != nil {
+		return nil, err
+	}
+	return sched.findNodesThatPassFilters(ctx, state, pod, &diagnosis, []fwk.NodeInfo{nodeInfo})
+}
+
+// findNodesThatPassFilters runs the Filter plugins on the nodes, up to
+// `parallelism` nodes at a time, starting at nextStartNodeIndex and
+// wrapping around, and stops once numFeasibleNodesToFind nodes passed. The
+// filters count the pods nominated to the node with a priority at least
+// the pod's (RunFilterPluginsWithNominatedPods).
+//
+// The workers share the feasible list through an atomic count: a worker
+// that finds a node past the count wanted cancels the others and drops its
+// node. So the list is in the order the workers finished, not the nodes'
+// order. The scores decide; this chapter breaks ties at random
+// (selectHost), where upstream's heap picks among equal totals in a way
+// that depends on the feasible list's order, and so on the workers'
+// timing. Each
+// worker writes the status of a rejected node to its own slot, and the
+// diagnosis is built from the slots after the workers are done, so it
+// needs no lock. The first filter error cancels the rest.
+//
+// With power-of-two choices (an experiment, not upstream), the nodes are
+// looked at in a random order instead, and the search keeps the first
+// sched.powerOfChoices feasible nodes to pass: a random sample, since the
+// order is random. The workers check for the cancel before each node, so
+// a cycle filters about d nodes plus the one each worker is on.
+//
+//workshop:part 02/3
+//workshop:part 10/2
+func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
+	numAllNodes := len(nodes)
+	numNodesToFind := sched.numFeasibleNodesToFind(int32(numAllNodes))
+	start := sched.nextStartNodeIndex
+	if sched.powerOfChoices > 0 {
+		nodes = sched.shuffled(nodes)
+		numNodesToFind = min(int32(sched.powerOfChoices), int32(numAllNodes))
+		start = 0
+	}
+	feasibleNodes := make([]fwk.NodeInfo, numNodesToFind)
+	var feasibleNodesLen int32
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(errors.New("findNodesThatPassFilters has completed"))
+	errCh := parallelize.NewResultChannel[error]()
+	statuses := make([]*fwk.Status, numAllNodes)
+	checked := make([]fwk.NodeInfo, numAllNodes)
+	checkNode := func(i int) {
+		// A worker's own region, as the Score workers': the trace then
+		// says which extension point the plugin regions below it belong to.
+		defer trace.StartRegion(ctx, metrics.Filter).End()
+		nodeInfo := nodes[(start+i)%numAllNodes]
+		status := sched.framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
+		if status.Code() == fwk.Error {
+			errCh.SendWithCancel(status.AsError(), func() { cancel(errors.New("some other Filter operation failed")) })
+			return
+		}
+		if status.IsSuccess() {
+			length := atomic.AddInt32(&feasibleNodesLen, 1)
+			if length > numNodesToFind {
+				cancel(errors.New("findNodesThatPassFilters has found enough nodes"))
+				atomic.AddInt32(&feasibleNodesLen, -1)
+			} else {
+				feasibleNodes[length-1] = nodeInfo
+			}
+			return
+		}
+		statuses[i], checked[i] = status, nodeInfo
+	}
+	// The Filter extension point's duration is observed once per cycle,
+	// over all the nodes, where upstream observes it: here, not in
+	// RunFilterPlugins, which runs once per node. Its status label is
+	// always Success, as upstream's is (its statusCode is never set).
+	filterStart := time.Now()
+	sched.framework.Parallelizer().Until(ctx, numAllNodes, checkNode, metrics.Filter)
+	metrics.FrameworkExtensionPointDuration.WithLabelValues(metrics.Filter, fwk.Success.String(), sched.framework.ProfileName()).Observe(metrics.SinceInSeconds(filterStart))
+	feasibleNodes = feasibleNodes[:feasibleNodesLen]
+	for i, status := range statuses {
+		if status == nil {
+			continue
+		}
+		diagnosis.NodeToStatus.Set(checked[i].Node().Name, status)
+		diagnosis.AddPluginStatus(status)
+	}
+	if err := errCh.Receive(); err != nil {
+		return feasibleNodes, err
+	}
+	return feasibleNodes, nil
+}
+
+// numFeasibleNodesToFind returns how many feasible nodes a cycle looks for
+// before it stops: every node in a cluster of fewer than 100; else
+// percentageOfNodesToScore percent of them, but at least 100. A percentage
+// of 0 adapts to the cluster: 50% less 1% per 125 nodes, and at least 5%,
+// so about 42% of 1,000 nodes and 10% of 5,000. With no Score plugin there
+// is nothing to compare, and the first feasible node is enough.
+//
+//workshop:part 10/2
+func (sched *Scheduler) numFeasibleNodesToFind(numAllNodes int32) int32 {
+	if !sched.framework.HasScorePlugins() {
+		return 1
+	}
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	percentage := sched.percentageOfNodesToScore
+	if percentage == 0 {
+		percentage = 50 - numAllNodes/125
+		if percentage < minFeasibleNodesPercentageToFind {
+			percentage = minFeasibleNodesPercentageToFind
+		}
+	}
+	numNodes := numAllNodes * percentage / 100
+	if numNodes < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return numNodes
+}
+
+// shuffled returns the nodes in a random order, for power-of-two choices:
+// the first feasible ones of it are a random sample of the feasible nodes.
+// It copies the list, which the snapshot owns.
+//
+//workshop:part 10/2
+func (sched *Scheduler) shuffled(nodes []fwk.NodeInfo) []fwk.NodeInfo {
+	out := slices.Clone(nodes)
+	sched.rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// handleSchedulingFailure puts the pod back in the queue, with the plugins
+// that rejected it, and tells the user why it was not scheduled, as
+// upstream does: a FailedScheduling event and a PodScheduled=False
+// condition whose message is the FitError's ("0/3 nodes are available:
+// ..."). The pod is queued first, so the update of its condition finds it
+// queued.
+//
+// The rejecting plugins decide which events move the pod back. A failure
+// without a FitError (no nodes at all, an API error) names no plugin: the
+// queue sends it to backoffQ with error backoff.
+//
+// The queue replays the events that came while the pod was in flight:
+// if a rejecting plugin's hint answers Queue to one of them, the pod goes
+// to backoffQ instead of the unschedulable pool. Either way the queue marks
+// the pod Done; a pod that is gone is marked Done here.
+//
+// nominatingInfo is what the cycle decided about the pod's nominated node.
+// The queue's nominator learns it before the pod's status is patched, so
+// that the very next cycle honours it: the patch reaches the informer
+// later.
+//
+//workshop:part 02/4
+func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *framework.QueuedPodInfo, err error, nominatingInfo *fwk.NominatingInfo, start time.Time) {
+	logger := klog.FromContext(ctx)
+	pod, attempt := podInfo.Pod, podInfo.Attempts
+	reason := v1.PodReasonSchedulerError
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) || errors.Is(err, ErrNoNodesAvailable) || errors.Is(err, errPodGroupUnschedulable) {
+		reason = v1.PodReasonUnschedulable
+	}
+	result := metrics.ErrorResult
+	if reason == v1.PodReasonUnschedulable {
+		result = metrics.UnschedulableResult
+		metrics.PodUnschedulable(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
+	} else {
+		metrics.PodScheduleError(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
+	}
+	msg := err.Error()
+	logger.V(2).Info("Scheduling decision", "attempt", attempt, "result", result, "reason", reason, "message", msg)
+	if trace.IsEnabled() {
+		trace.Log(ctx, "decision", result+" "+reason+": "+msg)
+	}
+
+	// Requeue only a pod that still exists and still has no node, as the
+	// informer sees it.
+	cached, getErr := sched.podLister.Pods(pod.Namespace).Get(pod.Name)
+	if getErr != nil || cached.UID != pod.UID || cached.Spec.NodeName != "" {
+		logger.V(3).Info("Pod is gone or bound; not requeued")
+		sched.queue.Done(logger, pod.UID)
+		return
+	}
+	// The queue keeps a copy of the informer's latest version of the pod
+	// (the informer's own must not change), without the node it may have
+	// been assumed on.
+	podInfo = &framework.QueuedPodInfo{QueueingParams: podInfo.QueueingParams}
+	podInfo.PodInfo, _ = framework.NewPodInfo(cached.DeepCopy())
+	podInfo.UnschedulablePlugins, podInfo.PendingPlugins = nil, nil
+	if fitErr != nil {
+		podInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
+		podInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins
+	}
+	if err := sched.queue.AddUnschedulablePodIfNotPresent(logger, podInfo, sched.queue.SchedulingCycle()); err != nil {
+		// An update of the pod that arrived during its scheduling cycle
+		// queued its new version already; that one is tried next.
+		logger.V(3).Info("Pod not requeued", "err", err)
+	}
+	sched.queue.AddNominatedPod(logger, podInfo.PodInfo, nominatingInfo)
+
+	// An event's note is at most 1024 bytes (NoteLengthLimit in
+	// pkg/apis/core/validation); upstream truncates the same way.
+	if len(msg) > 1024 {
+		msg = msg[:1024-4] + " ..."
+	}
+	sched.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
+	condition := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: err.Error()}
+	if err := updatePod(ctx, sched.client, cached, condition, nominatingInfo, metav1.NewTime(sched.clock.Now())); err != nil && !apierrors.IsNotFound(err) {
+		logger.Error(err, "Updating the pod's PodScheduled condition failed")
+	}
+}
+
+// updatePod sets a condition in the pod's status, and its nominated node
+// if nominatingInfo overrides it, with a strategic merge patch, so it does
+// not overwrite what others changed meanwhile. Like upstream's updatePod,
+// it sends nothing when neither changes.
+func updatePod(ctx context.Context, client clientset.Interface, pod *v1.Pod, condition *v1.PodCondition, nominatingInfo *fwk.NominatingInfo, now metav1.Time) error {
+	newStatus := pod.Status.DeepCopy()
+	nnnNeedsUpdate := nominatingInfo.Mode() == fwk.ModeOverride && pod.Status.NominatedNodeName != nominatingInfo.NominatedNodeName
+	if !updatePodCondition(newStatus, condition, now) && !nnnNeedsUpdate {
+		return nil
+	}
+	if nnnNeedsUpdate {
+		klog.FromContext(ctx).V(3).Info("Updating pod condition and nominated node name", "nominatedNodeName", nominatingInfo.NominatedNodeName)
+		newStatus.NominatedNodeName = nominatingInfo.NominatedNodeName
+	}
+	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
+	if err != nil {
+		return err
+	}
+	newData, err := json.Marshal(v1.Pod{Status: *newStatus})
+	if err != nil {
+		return err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, &v1.Pod{})
+	if err != nil {
+		return err
+	}
+	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// updatePodCondition sets condition in status and reports whether anything
+// changed. The transition time moves only when the status flips.
+func updatePodCondition(status *v1.PodStatus, condition *v1.PodCondition, now metav1.Time) bool {
+	for i := range status.Conditions {
+		old := &status.Conditions[i]
+		if old.Type != condition.Type {
+			continue
+		}
+		if old.Status == condition.Status && old.Reason == condition.Reason && old.Message == condition.Message {
+			return false
+		}
+		updated := *condition
+		updated.LastProbeTime = now
+		updated.LastTransitionTime = old.LastTransitionTime
+		if old.Status != condition.Status {
+			updated.LastTransitionTime = now
+		}
+		*old = updated
+		return true
+	}
+	added := *condition
+	added.LastProbeTime, added.LastTransitionTime = now, now
+	status.Conditions = append(status.Conditions, added)
+	return true
+}
