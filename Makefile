@@ -88,6 +88,10 @@ quality: tools ## Measure placement quality (spread after a fast scale-up, bin p
 timeline: tools ## Draw each pod's path through the queue as an SVG: CHAPTER=NN SCENARIO=name (writes .cache/timeline/NN-name.svg).
 	@go run ./scripts/cmd/timeline --tools $(TOOLS_DIR) --chapter '$(CHAPTER)' --scenario '$(SCENARIO)'
 
+.PHONY: trace
+trace: tools ## Trace a chapter (12 on) at work: SCENARIO= a suite scenario or SchedulingBasic, PreemptionBasic (default), PreemptionAsync, GangScheduling; writes .cache/trace/NN-SCENARIO.{trace,json,svg}: open the JSON in Perfetto. IN=file converts a trace; PODS=regex, KIND=preemption|podgroup pick the SVG's attempts.
+	@go run ./scripts/cmd/trace --tools $(TOOLS_DIR) --chapter $(or $(CHAPTER),12) $(if $(SCENARIO),--scenario '$(SCENARIO)') $(if $(IN),--in '$(IN)') $(if $(PODS),--pods '$(PODS)') $(if $(KIND),--kind '$(KIND)') $(ARGS)
+
 .PHONY: workshop
 workshop: check-go ## Start a workshop on a chapter: CHAPTER=NN [PART=K] makes workshop/NN-name/ with the concept's functions as stubs (docs/workshop.md).
 	@go run ./scripts/cmd/workshop start --chapter '$(or $(CHAPTER),$(NEWEST))' $(if $(PART),--part $(PART))

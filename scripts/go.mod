@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/golangci/misspell v0.8.0
 	github.com/google/go-cmp v0.7.0
+	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f
 	golang.org/x/mod v0.42.0
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
