@@ -11,6 +11,8 @@ package scheduler
 // upstream's.
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/client-go/informers"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
 
 // addAllEventHandlers registers the scheduler's handlers on the informers
@@ -76,6 +79,8 @@ func podGroupOf(obj any) *schedulingv1beta1.PodGroup {
 //
 //workshop:part 11/1
 func (sched *Scheduler) addPodGroup(obj any) {
+	evt := fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.Add}
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), evt.Label())()
 	pg := podGroupOf(obj)
 	if pg == nil {
 		sched.logger.Error(nil, "Cannot convert to *v1beta1.PodGroup", "obj", obj)
@@ -84,12 +89,14 @@ func (sched *Scheduler) addPodGroup(obj any) {
 	sched.logger.V(3).Info("Add event for pod group", "podGroup", klog.KObj(pg))
 	sched.cache.AddPodGroup(pg)
 	sched.queue.AddPodGroup(sched.logger, pg)
-	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.Add}, nil, pg, nil)
+	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, evt, nil, pg, nil)
 }
 
 // updatePodGroup records a PodGroup's change: a smaller minCount may let a
 // gang through.
 func (sched *Scheduler) updatePodGroup(oldObj, newObj any) {
+	evt := fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.Update}
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), evt.Label())()
 	oldPG, newPG := podGroupOf(oldObj), podGroupOf(newObj)
 	if oldPG == nil || newPG == nil {
 		sched.logger.Error(nil, "Cannot convert to *v1beta1.PodGroup", "oldObj", oldObj, "newObj", newObj)
@@ -101,12 +108,14 @@ func (sched *Scheduler) updatePodGroup(oldObj, newObj any) {
 	sched.logger.V(4).Info("Update event for pod group", "podGroup", klog.KObj(newPG))
 	sched.cache.UpdatePodGroup(sched.logger, oldPG, newPG)
 	sched.queue.UpdatePodGroup(sched.logger, newPG)
-	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.Update}, oldPG, newPG, nil)
+	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, evt, oldPG, newPG, nil)
 }
 
 // deletePodGroup forgets a PodGroup: its pending members wait until one of
 // that name comes back.
 func (sched *Scheduler) deletePodGroup(obj any) {
+	evt := fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.Delete}
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), evt.Label())()
 	pg := podGroupOf(obj)
 	if pg == nil {
 		sched.logger.Error(nil, "Cannot convert to *v1beta1.PodGroup", "obj", obj)
@@ -115,7 +124,7 @@ func (sched *Scheduler) deletePodGroup(obj any) {
 	sched.logger.V(3).Info("Delete event for pod group", "podGroup", klog.KObj(pg))
 	sched.cache.RemovePodGroup(sched.logger, pg)
 	sched.queue.DeletePodGroup(sched.logger, pg)
-	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.Delete}, pg, nil, nil)
+	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, evt, pg, nil, nil)
 }
 
 func nodeOf(obj any) *v1.Node {
@@ -214,7 +223,11 @@ func (sched *Scheduler) deletePod(obj any) {
 	}
 }
 
+// Every handler below observes its duration in
+// event_handling_duration_seconds, labelled with its event, as upstream's
+// handlers do: a slow handler delays every event behind it.
 func (sched *Scheduler) addPodToSchedulingQueue(pod *v1.Pod) {
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), framework.EventUnscheduledPodAdd.Label())()
 	sched.logger.V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
 	// The cache counts a pod group's members before the queue runs
 	// GangScheduling's PreEnqueue on them.
@@ -227,10 +240,12 @@ func (sched *Scheduler) addPodToSchedulingQueue(pod *v1.Pod) {
 }
 
 func (sched *Scheduler) updatePodInSchedulingQueue(oldPod, newPod *v1.Pod) {
+	start := time.Now()
 	// A resync delivers the same version twice: nothing changed.
 	if oldPod.ResourceVersion == newPod.ResourceVersion {
 		return
 	}
+	defer metrics.EventHandlingLatency.ObserveSince(start, framework.EventUnscheduledPodUpdate.Label())()
 	sched.cache.UpdatePodGroupMember(sched.logger, oldPod, newPod)
 	// An assumed pod is being bound; it is in no queue, and must not be
 	// queued again. If its deletion has just begun, its room is freed now.
@@ -248,6 +263,7 @@ func (sched *Scheduler) updatePodInSchedulingQueue(oldPod, newPod *v1.Pod) {
 // the pod left the queue's view because it was bound, not deleted: then
 // there is nothing more to do.
 func (sched *Scheduler) deletePodFromSchedulingQueue(pod *v1.Pod, inBinding bool) {
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), framework.EventUnscheduledPodDelete.Label())()
 	sched.logger.V(3).Info("Delete event for unscheduled pod", "pod", klog.KObj(pod))
 	sched.queue.Delete(sched.logger, pod)
 	if inBinding {
@@ -292,6 +308,7 @@ func (sched *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
 }
 
 func (sched *Scheduler) addAssignedPodToCache(pod *v1.Pod) {
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), framework.EventAssignedPodAdd.Label())()
 	sched.logger.V(3).Info("Add event for scheduled pod", "pod", klog.KObj(pod))
 	if err := sched.cache.AddPod(sched.logger, pod); err != nil {
 		sched.logger.Error(err, "Scheduler cache AddPod failed", "pod", klog.KObj(pod))
@@ -300,18 +317,25 @@ func (sched *Scheduler) addAssignedPodToCache(pod *v1.Pod) {
 }
 
 func (sched *Scheduler) updateAssignedPodInCache(oldPod, newPod *v1.Pod) {
+	start := time.Now()
+	defer metrics.EventHandlingLatency.ObserveSince(start, framework.EventAssignedPodUpdate.Label())()
 	sched.logger.V(4).Info("Update event for scheduled pod", "pod", klog.KObj(oldPod))
 	if err := sched.cache.UpdatePod(sched.logger, oldPod, newPod); err != nil {
 		sched.logger.Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
 	}
+	updatingDuration := metrics.SinceInSeconds(start)
 	// What changed decides which plugins care: a label change, a smaller
 	// request... (AssignedPod events: this pod is not the one waiting).
+	// Each event's duration is the cache's update and its own move.
 	for _, evt := range framework.PodSchedulingPropertiesChange(newPod, oldPod, false) {
+		startMoving := time.Now()
 		sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, evt, oldPod, newPod, nil)
+		metrics.EventHandlingLatency.WithLabelValues(evt.Label()).Observe(updatingDuration + metrics.SinceInSeconds(startMoving))
 	}
 }
 
 func (sched *Scheduler) deleteAssignedPodFromCache(pod *v1.Pod) {
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), framework.EventAssignedPodDelete.Label())()
 	sched.logger.V(3).Info("Delete event for scheduled pod", "pod", klog.KObj(pod))
 	if err := sched.cache.RemovePod(sched.logger, pod); err != nil {
 		sched.logger.Error(err, "Scheduler cache RemovePod failed", "pod", klog.KObj(pod))
@@ -320,26 +344,36 @@ func (sched *Scheduler) deleteAssignedPodFromCache(pod *v1.Pod) {
 }
 
 func (sched *Scheduler) addNodeToCache(obj any) {
+	evt := fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), evt.Label())()
 	node := nodeOf(obj)
 	sched.logger.V(3).Info("Add event for node", "node", klog.KObj(node))
 	sched.cache.AddNode(sched.logger, node)
-	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}, nil, node, nil)
+	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, evt, nil, node, nil)
 }
 
 func (sched *Scheduler) updateNodeInCache(oldObj, newObj any) {
+	start := time.Now()
 	oldNode, newNode := nodeOf(oldObj), nodeOf(newObj)
 	sched.logger.V(4).Info("Update event for node", "node", klog.KObj(newNode))
 	sched.cache.UpdateNode(sched.logger, oldNode, newNode)
+	updatingDuration := metrics.SinceInSeconds(start)
 	// A heartbeat changes nothing a plugin looks at and gives no event; a
-	// label, a taint or the allocatable resources give one each.
+	// label, a taint or the allocatable resources give one each. Each
+	// event's duration is the cache's update and its own move, as
+	// upstream's; a heartbeat records none.
 	for _, evt := range framework.NodeSchedulingPropertiesChange(newNode, oldNode) {
+		startMoving := time.Now()
 		sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, evt, oldNode, newNode, nil)
+		metrics.EventHandlingLatency.WithLabelValues(evt.Label()).Observe(updatingDuration + metrics.SinceInSeconds(startMoving))
 	}
 }
 
 func (sched *Scheduler) deleteNodeFromCache(obj any) {
+	evt := fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Delete}
+	defer metrics.EventHandlingLatency.ObserveSince(time.Now(), evt.Label())()
 	node := nodeOf(obj)
-	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Delete}, node, nil, nil)
+	sched.queue.MoveAllToActiveOrBackoffQueue(sched.logger, evt, node, nil, nil)
 	sched.cache.RemoveNode(sched.logger, node)
 	// Logged once the node is out of the cache (upstream logs just before):
 	// every scheduling cycle that starts after this line cannot choose it,

@@ -5,10 +5,13 @@ package queue
 // removed without a scan. The scheduling queue needs all three: a pod in
 // activeQ is updated when its spec changes and removed when it is deleted.
 // An item may stand for several pods (a pod group): the heap counts them,
-// for the scheduler_pending_pods metric.
+// for the scheduler_pending_pods metric, and counts the pod groups, for
+// scheduler_queued_entities.
 
 import (
 	"container/heap"
+
+	fwk "k8s.io/kube-scheduler/framework"
 )
 
 // Heap is a priority queue of items with unique keys. The item for which
@@ -29,6 +32,7 @@ func (h *Heap[T]) AddOrUpdate(obj T) {
 	key := h.data.keyFunc(obj)
 	if it, ok := h.data.items[key]; ok {
 		h.data.size += sizeOf(obj) - it.size
+		h.data.groups += isGroup(obj) - isGroup(it.obj)
 		it.obj, it.size = obj, sizeOf(obj)
 		heap.Fix(h.data, it.index)
 		return
@@ -87,6 +91,17 @@ func (h *Heap[T]) Len() int { return h.data.Len() }
 // it was when it was added or last updated.
 func (h *Heap[T]) Size() int { return h.data.size }
 
+// Groups returns how many items are pod groups; the others are pods.
+func (h *Heap[T]) Groups() int { return h.data.groups }
+
+// isGroup is 1 for a pod group's entity, else 0.
+func isGroup(obj any) int {
+	if e, ok := obj.(interface{ Type() fwk.EntityKeyType }); ok && e.Type() == fwk.PodGroupKeyType {
+		return 1
+	}
+	return 0
+}
+
 // sizeOf returns how many pods an item stands for: its Size, for a queue
 // entity (a pod group has one per member); else one.
 func sizeOf(obj any) int {
@@ -119,8 +134,8 @@ type heapData[T any] struct {
 	queue   []*heapItem[T]
 	keyFunc func(T) string
 	less    func(T, T) bool
-	// size is the sum of the items' sizes.
-	size int
+	// size is the sum of the items' sizes; groups counts the pod groups.
+	size, groups int
 }
 
 func (h *heapData[T]) Len() int           { return len(h.queue) }
@@ -138,6 +153,7 @@ func (h *heapData[T]) Push(x any) {
 	h.queue = append(h.queue, it)
 	h.items[h.keyFunc(it.obj)] = it
 	h.size += it.size
+	h.groups += isGroup(it.obj)
 }
 
 func (h *heapData[T]) Pop() any {
@@ -146,5 +162,6 @@ func (h *heapData[T]) Pop() any {
 	h.queue = h.queue[:len(h.queue)-1]
 	delete(h.items, h.keyFunc(last.obj))
 	h.size -= last.size
+	h.groups -= isGroup(last.obj)
 	return last
 }

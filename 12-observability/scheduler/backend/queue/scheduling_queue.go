@@ -49,6 +49,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	listersv1 "k8s.io/client-go/listers/core/v1"
+	basemetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -143,8 +144,12 @@ type PriorityQueue struct {
 	gatedEntities          sets.Set[string]
 	unschedulablePodsCount int
 	gatedPodsCount         int
-	closed                 bool
-	stop                   chan struct{}
+	// unschedulableGroupsCount and gatedGroupsCount count the pod groups
+	// among those entities, for scheduler_queued_entities.
+	unschedulableGroupsCount int
+	gatedGroupsCount         int
+	closed                   bool
+	stop                     chan struct{}
 	// schedulingCycle counts the entities popped.
 	schedulingCycle int64
 	// inFlightPods holds the pods popped and not yet Done, each with its
@@ -539,6 +544,11 @@ func (p *PriorityQueue) runPreEnqueuePluginsForPod(logger klog.Logger, pInfo *fr
 		if pInfo.UnschedulablePlugins == nil {
 			pInfo.UnschedulablePlugins = sets.New[string]()
 		}
+		// A gate counts in unschedulable_pods once, however often the
+		// pod is checked, as upstream's runPreEnqueuePlugin counts it.
+		if !pInfo.UnschedulablePlugins.Has(pl.Name()) && !pInfo.PendingPlugins.Has(pl.Name()) {
+			metrics.UnschedulableReason(pl.Name(), pInfo.Pod.Spec.SchedulerName).Inc()
+		}
 		pInfo.UnschedulablePlugins.Insert(pl.Name())
 		pInfo.GatingPlugin = pl.Name()
 		pInfo.GatingPluginEvents = p.pluginToEvents[pl.Name()]
@@ -568,9 +578,11 @@ func (p *PriorityQueue) addToPool(key string, entity framework.QueuedEntityInfo)
 	if entity.Gated() {
 		p.gatedEntities.Insert(key)
 		p.gatedPodsCount += entity.Size()
+		p.gatedGroupsCount += isGroup(entity)
 		return
 	}
 	p.unschedulablePodsCount += entity.Size()
+	p.unschedulableGroupsCount += isGroup(entity)
 }
 
 // deleteFromPool removes an entity from the unschedulable pool, gated or
@@ -584,8 +596,10 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 	}
 	if p.gatedEntities.Has(key) {
 		p.gatedPodsCount -= entity.Size()
+		p.gatedGroupsCount -= isGroup(entity)
 	} else {
 		p.unschedulablePodsCount -= entity.Size()
+		p.unschedulableGroupsCount -= isGroup(entity)
 	}
 	delete(p.unschedulableEntities, key)
 	p.gatedEntities.Delete(key)
@@ -681,6 +695,7 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	pInfo.BackoffExpiration = time.Time{}
 	// A flush that woke the pod did not help it.
 	pInfo.WasFlushedFromUnschedulable = false
+	increaseUnschedulableReasonMetric(pInfo)
 	if isPodGroupMember(pInfo.Pod) {
 		// Done first: the member may join its group's entity at once, and
 		// Pop drops from a group the members still in flight.
@@ -890,6 +905,7 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (framework.QueuedEntityInfo, err
 		}
 		entity.IncAttempts()
 		p.schedulingCycle++
+		decreaseUnschedulableReasonMetric(entity)
 		// Its pods are in flight until Done: the events from now on may
 		// concern them.
 		entity.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
@@ -1040,9 +1056,38 @@ func (p *PriorityQueue) Delete(logger klog.Logger, pod *v1.Pod) {
 		return
 	}
 	lookup := newQueuedPodInfoForLookup(pod)
-	p.activeQ.Delete(lookup)
-	p.backoffQ.queue.Delete(lookup)
-	p.deleteFromPool(queuedEntityKeyFunc(lookup))
+	if entity, ok := p.activeQ.Get(lookup); ok {
+		decreaseUnschedulableReasonMetric(entity)
+		p.activeQ.Delete(lookup)
+	}
+	if entity, ok := p.backoffQ.queue.Get(lookup); ok {
+		decreaseUnschedulableReasonMetric(entity)
+		p.backoffQ.queue.Delete(lookup)
+	}
+	if entity, ok := p.unschedulableEntities[queuedEntityKeyFunc(lookup)]; ok {
+		decreaseUnschedulableReasonMetric(entity)
+		p.deleteFromPool(queuedEntityKeyFunc(lookup))
+	}
+}
+
+// increaseUnschedulableReasonMetric counts a pod, once per plugin that
+// rejected it, in unschedulable_pods, as upstream does when a failed pod
+// is queued again; decreaseUnschedulableReasonMetric takes an entity's
+// pods out of it when they leave the queue, popped or deleted. So the
+// gauge says, per plugin, how many pods it holds back now.
+func increaseUnschedulableReasonMetric(pInfo *framework.QueuedPodInfo) {
+	for plugin := range pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins) {
+		metrics.UnschedulableReason(plugin, pInfo.Pod.Spec.SchedulerName).Inc()
+	}
+}
+
+func decreaseUnschedulableReasonMetric(entity framework.QueuedEntityInfo) {
+	entity.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
+		for plugin := range pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins) {
+			metrics.UnschedulableReason(plugin, pInfo.Pod.Spec.SchedulerName).Dec()
+		}
+		return true
+	})
 }
 
 // deletePodGroupMember takes a member out of its group's entity, wherever
@@ -1051,16 +1096,22 @@ func (p *PriorityQueue) Delete(logger klog.Logger, pod *v1.Pod) {
 func (p *PriorityQueue) deletePodGroupMember(logger klog.Logger, pod *v1.Pod) {
 	root, ok := p.workloadForest.getRootLookupInfoForPod(pod)
 	if !ok {
-		p.incompletePodGroupPods.delete(pod)
+		if pInfo := p.incompletePodGroupPods.delete(pod); pInfo != nil {
+			decreaseUnschedulableReasonMetric(pInfo)
+		}
 		return
 	}
 	entity, strategy := p.deleteFromAnyQueue(root)
 	if entity == nil {
-		p.pendingPodGroupPods.delete(pod)
+		if pInfo := p.pendingPodGroupPods.delete(pod); pInfo != nil {
+			decreaseUnschedulableReasonMetric(pInfo)
+		}
 		return
 	}
 	pgInfo := entity.(*framework.QueuedPodGroupInfo)
-	pgInfo.RemovePod(pod)
+	if pInfo := pgInfo.RemovePod(pod); pInfo != nil {
+		decreaseUnschedulableReasonMetric(pInfo)
+	}
 	if !pgInfo.HasQueuedPodInfos() {
 		logger.V(5).Info("Pod group has no queued pods left", "podGroup", klog.KObj(pgInfo))
 		return
@@ -1472,7 +1523,10 @@ func (p *PriorityQueue) IncompletePodGroupPods() []*v1.Pod {
 
 // updateMetrics sets scheduler_pending_pods, counting pods, not entities;
 // the members held apart from their group have labels of their own,
-// incomplete and pending, as upstream's. The caller holds the lock.
+// incomplete and pending, as upstream's. scheduler_queued_entities counts
+// the entities instead, pods on their own and pod groups apart: a group of
+// a hundred is one entity, and one scheduling cycle. The caller holds the
+// lock.
 func (p *PriorityQueue) updateMetrics() {
 	metrics.ActivePods().Set(float64(p.activeQ.Size()))
 	metrics.BackoffPods().Set(float64(p.backoffQ.queue.Size()))
@@ -1480,4 +1534,19 @@ func (p *PriorityQueue) updateMetrics() {
 	metrics.GatedPods().Set(float64(p.gatedPodsCount))
 	metrics.IncompletePodGroupPods().Set(float64(p.incompletePodGroupPods.len()))
 	metrics.PendingPodGroupPods().Set(float64(p.pendingPodGroupPods.len()))
+
+	gated := p.gatedEntities.Len()
+	unschedulable := len(p.unschedulableEntities) - gated
+	for _, q := range []struct {
+		gauge            func(string) basemetrics.GaugeMetric
+		entities, groups int
+	}{
+		{metrics.ActiveEntities, p.activeQ.Len(), p.activeQ.Groups()},
+		{metrics.BackoffEntities, p.backoffQ.queue.Len(), p.backoffQ.queue.Groups()},
+		{metrics.UnschedulableEntities, unschedulable, p.unschedulableGroupsCount},
+		{metrics.GatedEntities, gated, p.gatedGroupsCount},
+	} {
+		q.gauge(metrics.Pod).Set(float64(q.entities - q.groups))
+		q.gauge(metrics.PodGroup).Set(float64(q.groups))
+	}
 }

@@ -1,0 +1,115 @@
+package queue
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	basemetrics "k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+func gauge(t *testing.T, m basemetrics.GaugeMetric) float64 {
+	t.Helper()
+	v, err := testutil.GetGaugeMetricValue(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestUnschedulablePodsByPlugin follows scheduler_unschedulable_pods, which
+// counts per plugin the pods it holds back: up when a pod it rejected is
+// queued again or a gate holds a pod, down when the pod is popped or
+// deleted, as upstream's queue moves it.
+func TestUnschedulablePodsByPlugin(t *testing.T) {
+	logger := newTestLogger(t)
+	// Quorum holds every pod group member back: the group is never
+	// complete.
+	complete := false
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{quorum{&complete}}))
+	// The pods name no scheduler: the profile label is "".
+	read := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, plugin := range []string{"Resources", "Labels", "Quorum"} {
+			out[plugin] = gauge(t, metrics.UnschedulableReason(plugin, ""))
+		}
+		return out
+	}
+	base := read()
+	delta := func() map[string]float64 {
+		out := map[string]float64{}
+		for k, v := range read() {
+			if d := v - base[k]; d != 0 {
+				out[k] = d
+			}
+		}
+		return out
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want map[string]float64
+	}{
+		{"a failed pod counts for each plugin that rejected it", func() {
+			addAndFail(t, logger, q, makePod("a", 0), "Resources", "Labels")
+		}, map[string]float64{"Resources": 1, "Labels": 1}},
+		{"another rejected by one plugin", func() {
+			addAndFail(t, logger, q, makePod("b", 0), "Resources")
+		}, map[string]float64{"Resources": 2, "Labels": 1}},
+		{"a pod popped again no longer counts", func() {
+			q.Activate(logger, map[string]*v1.Pod{"ns/a": makePod("a", 0)})
+			q.Done(logger, pop(t, logger, q).Pod.UID)
+		}, map[string]float64{"Resources": 1}},
+		{"a deleted pod no longer counts", func() {
+			q.Delete(logger, makePod("b", 0))
+		}, map[string]float64{}},
+		{"a gated member counts for its gate once", func() {
+			q.Add(logger, makeMember("m", "g"))
+			q.AddPodGroup(logger, makePodGroup("g"))
+			q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+		}, map[string]float64{"Quorum": 1}},
+	}
+	for _, s := range steps {
+		s.do()
+		if diff := cmp.Diff(s.want, delta()); diff != "" {
+			t.Errorf("%s: unschedulable_pods growth by plugin (-want, +got):\n%s", s.name, diff)
+		}
+	}
+}
+
+// TestQueuedEntities counts entities, not pods: a pod group of three in
+// activeQ is one podgroup entity, where pending_pods counts three pods.
+func TestQueuedEntities(t *testing.T) {
+	logger := newTestLogger(t)
+	complete := true
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{quorum{&complete}}))
+	for _, name := range []string{"a", "b", "c"} {
+		q.Add(logger, makeMember(name, "g"))
+	}
+	q.AddPodGroup(logger, makePodGroup("g"))
+	q.Add(logger, makePod("single", 0))
+	got := [3]float64{
+		gauge(t, metrics.ActiveEntities(metrics.Pod)),
+		gauge(t, metrics.ActiveEntities(metrics.PodGroup)),
+		gauge(t, metrics.ActivePods()),
+	}
+	if diff := cmp.Diff([3]float64{1, 1, 4}, got); diff != "" {
+		t.Errorf("queued_entities{active} for pods and pod groups, and pending_pods{active} (-want, +got):\n%s", diff)
+	}
+	incoming := func(entity string) float64 {
+		v, err := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingEntities.WithLabelValues("active", framework.EventUnscheduledPodAdd.Label(), entity))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if incoming(metrics.Pod) < 1 {
+		t.Errorf("queue_incoming_entities_total{active, UnscheduledPodAdd, pod} = %v, want the single pod counted", incoming(metrics.Pod))
+	}
+}
