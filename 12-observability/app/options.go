@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -146,6 +148,13 @@ func (o *Options) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(o.MetricsBindAddress); err != nil {
 		return fmt.Errorf("--metrics-bind-address %q: %w", o.MetricsBindAddress, err)
+	}
+	// The file is created once the apiserver answers; a directory that is
+	// not there is a typo to report before that.
+	if o.TraceFile != "" {
+		if fi, err := os.Stat(filepath.Dir(o.TraceFile)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--trace-file %q: no directory %s to write it in", o.TraceFile, filepath.Dir(o.TraceFile))
+		}
 	}
 	return nil
 }

@@ -67,6 +67,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{name: "zero parallelism", args: []string{"--parallelism=0"}, wantPrefix: "--parallelism must be positive, got 0"},
 		{name: "zero samples", args: []string{"--power-of-two-choices", "--power-of-two-choices-d=0"}, wantPrefix: "--power-of-two-choices-d must be positive, got 0"},
 		{name: "unknown scoring strategy", args: []string{"--scoring-strategy=Random"}, wantPrefix: `--scoring-strategy must be LeastAllocated or MostAllocated, got "Random"`},
+		{name: "trace file in no directory", args: []string{"--trace-file=/does/not/exist/run.trace"}, wantPrefix: `--trace-file "/does/not/exist/run.trace": no directory /does/not/exist`},
 		{name: "missing kubeconfig", args: []string{"--kubeconfig=/does/not/exist"}, wantPrefix: "loading kubeconfig:"},
 		{name: "kubeconfig that is not yaml", args: []string{"--kubeconfig=" + garbage}, wantPrefix: "loading kubeconfig:"},
 		{

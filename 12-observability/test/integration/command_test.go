@@ -92,6 +92,7 @@ func TestCommandRejectsBadInput(t *testing.T) {
 		{"bad value", []string{"--kube-api-qps=fast"}, `mini-scheduler: invalid argument "fast"`},
 		{"missing kubeconfig", []string{"--kubeconfig=/nope"}, "mini-scheduler: loading kubeconfig:"},
 		{"unreachable apiserver", []string{"--kubeconfig=" + unreachable}, "mini-scheduler: cannot reach the apiserver at https://127.0.0.1:1"},
+		{"trace file in no directory", []string{"--kubeconfig=" + unreachable, "--trace-file=/nope/run.trace"}, `mini-scheduler: --trace-file "/nope/run.trace": no directory /nope`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
