@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	basemetrics "k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -111,5 +112,66 @@ func TestQueuedEntities(t *testing.T) {
 	}
 	if incoming(metrics.Pod) < 1 {
 		t.Errorf("queue_incoming_entities_total{active, UnscheduledPodAdd, pod} = %v, want the single pod counted", incoming(metrics.Pod))
+	}
+}
+
+// TestInFlightEvents counts what the in-flight list holds, by event, in
+// scheduler_inflight_events: the recorder adds up the changes and hands
+// them over once its interval has passed since the last time, and at once
+// when the last pod in flight is done.
+func TestInFlightEventsMetric(t *testing.T) {
+	logger := newTestLogger(t)
+	stop := make(chan struct{})
+	defer close(stop)
+	// A short interval: the second change below comes after it.
+	recorder := metrics.NewMetricsAsyncRecorder(100, time.Millisecond, stop)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithMetricsRecorder(recorder))
+	read := func() [2]float64 {
+		recorder.FlushMetrics()
+		return [2]float64{
+			gauge(t, metrics.InFlightEvents.WithLabelValues(metrics.PodPoppedInFlightEvent)),
+			gauge(t, metrics.InFlightEvents.WithLabelValues(nodeAdd.Label())),
+		}
+	}
+	before := read()
+	q.Add(logger, makePod("a", 0))
+	a := pop(t, logger, q)
+	// Let the interval pass: the event's change hands over both.
+	time.Sleep(2 * time.Millisecond)
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	got := read()
+	if diff := cmp.Diff([2]float64{before[0] + 1, before[1] + 1}, got); diff != "" {
+		t.Errorf("inflight_events{PodPopped, NodeAdd} with a pod in flight (-want, +got):\n%s", diff)
+	}
+	q.Done(logger, a.Pod.UID)
+	if diff := cmp.Diff(before, read()); diff != "" {
+		t.Errorf("inflight_events{PodPopped, NodeAdd} once the pod is done (-want, +got):\n%s", diff)
+	}
+}
+
+// TestQueueingHintDuration records each hint's duration by plugin, event
+// and answer, once the recorder flushes.
+func TestQueueingHintDuration(t *testing.T) {
+	logger := newTestLogger(t)
+	stop := make(chan struct{})
+	defer close(stop)
+	recorder := metrics.NewMetricsAsyncRecorder(100, time.Hour, stop)
+	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithMetricsRecorder(recorder))
+	addAndFail(t, logger, q, makePod("a", 0), "Resources", "Broken")
+	read := func(plugin, hint string) uint64 {
+		recorder.FlushMetrics()
+		vec, err := testutil.GetHistogramVecFromGatherer(legacyregistry.DefaultGatherer, "scheduler_queueing_hint_execution_duration_seconds", map[string]string{"plugin": plugin, "event": nodeAdd.Label(), "hint": hint})
+		if err != nil {
+			return 0
+		}
+		return vec.GetAggregatedSampleCount()
+	}
+	before := [2]uint64{read("Resources", metrics.QueueingHintResultQueue), read("Labels", metrics.QueueingHintResultQueueSkip)}
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	after := [2]uint64{read("Resources", metrics.QueueingHintResultQueue), read("Labels", metrics.QueueingHintResultQueueSkip)}
+	// Resources rejected the pod and answers Queue; Labels did not reject
+	// it, so its hint is not asked.
+	if diff := cmp.Diff([2]uint64{1, 0}, [2]uint64{after[0] - before[0], after[1] - before[1]}); diff != "" {
+		t.Errorf("hint durations recorded for {Resources Queue, Labels QueueSkip} (-want, +got):\n%s", diff)
 	}
 }

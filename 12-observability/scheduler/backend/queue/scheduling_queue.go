@@ -910,6 +910,7 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (framework.QueuedEntityInfo, err
 		// concern them.
 		entity.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
 			p.inFlightPods[pInfo.Pod.UID] = p.inFlightEvents.PushBack(pInfo.Pod)
+			p.observeInFlightEvents(metrics.PodPoppedInFlightEvent, 1, false)
 			return true
 		})
 		p.lastPoppedEntityKey = queuedEntityKeyFunc(entity)
@@ -942,13 +943,40 @@ func (p *PriorityQueue) done(logger klog.Logger, uid types.UID) {
 	}
 	delete(p.inFlightPods, uid)
 	p.inFlightEvents.Remove(elem)
+	removed := map[string]int{}
 	for e := p.inFlightEvents.Front(); e != nil; e = p.inFlightEvents.Front() {
-		if _, ok := e.Value.(*clusterEvent); !ok {
+		ev, ok := e.Value.(*clusterEvent)
+		if !ok {
 			break
 		}
 		p.inFlightEvents.Remove(e)
+		removed[ev.event.Label()]--
 	}
+	for label, n := range removed {
+		p.observeInFlightEvents(label, float64(n), false)
+	}
+	// The last pod out flushes the counts at once: in a quiet cluster the
+	// next event that would may be long in coming.
+	p.observeInFlightEvents(metrics.PodPoppedInFlightEvent, -1, len(p.inFlightPods) == 0)
 	logger.V(5).Info("Pod done", "podUID", uid, "inFlightPods", len(p.inFlightPods), "inFlightEvents", p.inFlightEvents.Len())
+}
+
+// pushInFlightEvent appends a cluster event to the in-flight list and
+// counts it in inflight_events. The caller holds the lock.
+func (p *PriorityQueue) pushInFlightEvent(ev *clusterEvent) {
+	p.inFlightEvents.PushBack(ev)
+	p.observeInFlightEvents(ev.event.Label(), 1, false)
+}
+
+// observeInFlightEvents counts what the in-flight list holds, by event
+// (and "PodPopped" for the pods), in scheduler_inflight_events, through
+// the recorder, which adds up the changes and flushes them once a second,
+// as upstream's: the list changes with every event, under the queue's
+// lock. The caller holds the lock, which the recorder's sums rely on.
+func (p *PriorityQueue) observeInFlightEvents(label string, delta float64, forceFlush bool) {
+	if p.metricsRecorder != nil {
+		p.metricsRecorder.ObserveInFlightEventsAsync(label, delta, forceFlush)
+	}
 }
 
 // InFlightPods returns the pods popped and not yet Done.
@@ -988,7 +1016,7 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	events := framework.PodSchedulingPropertiesChange(newPod, oldPod, true)
 	if _, ok := p.inFlightPods[newPod.UID]; ok {
 		for _, evt := range events {
-			p.inFlightEvents.PushBack(&clusterEvent{event: evt, oldObj: oldPod, newObj: newPod})
+			p.pushInFlightEvent(&clusterEvent{event: evt, oldObj: oldPod, newObj: newPod})
 		}
 		logger.V(6).Info("Pod is being scheduled; its update is kept for when it comes back", "pod", klog.KObj(newPod))
 		return
@@ -1233,7 +1261,7 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 		}
 	}
 	if len(p.inFlightPods) > 0 {
-		p.inFlightEvents.PushBack(&clusterEvent{event: event, oldObj: oldObj, newObj: newObj})
+		p.pushInFlightEvent(&clusterEvent{event: event, oldObj: oldObj, newObj: newObj})
 	}
 	logger.V(5).Info("Cluster event handled", "event", event.Label(), "moved", len(toMove), "unschedulablePods", p.unschedulablePodsCount+p.gatedPodsCount)
 	// Wake Pop only once every pod is in, so that it takes the best one.
@@ -1318,10 +1346,16 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 			if !rejectorPlugins.Has(hintFn.PluginName) {
 				continue
 			}
+			start := time.Now()
 			hint, err := hintFn.QueueingHintFn(logger, pInfo.Pod, oldObj, newObj)
 			if err != nil {
 				logger.Error(err, "QueueingHintFn returned an error; the pod is queued", "pod", klog.KObj(pInfo.Pod), "event", event.Label(), "plugin", hintFn.PluginName)
 				hint = fwk.Queue
+			}
+			// Every hint's duration, by plugin, event and answer, off the
+			// hot path: a slow hint delays every event.
+			if p.metricsRecorder != nil {
+				p.metricsRecorder.ObserveQueueingHintDurationAsync(hintFn.PluginName, event.Label(), queueingHintToLabel(hint, err), metrics.SinceInSeconds(start))
 			}
 			logger.V(5).Info("Queueing hint", "pod", klog.KObj(pInfo.Pod), "event", event.Label(), "plugin", hintFn.PluginName, "hint", hint)
 			if hint == fwk.Queue {
@@ -1330,6 +1364,19 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 		}
 	}
 	return queueSkip
+}
+
+// queueingHintToLabel is the "hint" label of a hint's duration: Queue,
+// QueueSkip, or Error when the hint failed (and the pod was queued), as
+// upstream's function of that name.
+func queueingHintToLabel(hint fwk.QueueingHint, err error) string {
+	switch {
+	case err != nil:
+		return metrics.QueueingHintResultError
+	case hint == fwk.Queue:
+		return metrics.QueueingHintResultQueue
+	}
+	return metrics.QueueingHintResultQueueSkip
 }
 
 // flushUnschedulableEntitiesLeftover moves to activeQ the entities that
@@ -1372,7 +1419,7 @@ func (p *PriorityQueue) flushUnschedulableEntitiesLeftover(logger klog.Logger) {
 		}
 	}
 	if len(p.inFlightPods) > 0 {
-		p.inFlightEvents.PushBack(&clusterEvent{event: framework.EventUnschedulableTimeout})
+		p.pushInFlightEvent(&clusterEvent{event: framework.EventUnschedulableTimeout})
 	}
 	if activated {
 		p.cond.Broadcast()
@@ -1403,7 +1450,7 @@ func (p *PriorityQueue) Activate(logger klog.Logger, pods map[string]*v1.Pod) {
 			continue
 		}
 		if _, ok := p.inFlightPods[pod.UID]; ok {
-			p.inFlightEvents.PushBack(&clusterEvent{event: framework.EventForceActivate, newObj: pod})
+			p.pushInFlightEvent(&clusterEvent{event: framework.EventForceActivate, newObj: pod})
 		}
 	}
 	if activated {
