@@ -126,7 +126,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 // startTrace starts Go's execution tracer, writing to path, and returns
 // the function that stops it and closes the file. The tracer records when
 // every goroutine runs, and the tasks and regions the scheduler marks; it
-// is off unless --trace-file is set, and then costs a few percent.
+// is off unless --trace-file is set (docs/benchmarks.md measures both).
 func startTrace(path string) (func() error, error) {
 	f, err := os.Create(path)
 	if err != nil {

@@ -246,6 +246,13 @@ func (sched *Scheduler) updatePodInSchedulingQueue(oldPod, newPod *v1.Pod) {
 		return
 	}
 	defer metrics.EventHandlingLatency.ObserveSince(start, framework.EventUnscheduledPodUpdate.Label())()
+	// And once per event the change is, as upstream's: a label change, a
+	// smaller request...
+	for _, evt := range framework.PodSchedulingPropertiesChange(newPod, oldPod, false) {
+		if evt.Label() != framework.EventUnscheduledPodUpdate.Label() {
+			defer metrics.EventHandlingLatency.ObserveSince(start, evt.Label())()
+		}
+	}
 	sched.cache.UpdatePodGroupMember(sched.logger, oldPod, newPod)
 	// An assumed pod is being bound; it is in no queue, and must not be
 	// queued again. If its deletion has just begun, its room is freed now.

@@ -369,8 +369,10 @@ func NewFramework(ctx context.Context, client clientset.Interface, informerFacto
 	if f.metricsRecorder == nil {
 		f.metricsRecorder = metrics.NewMetricsAsyncRecorder(1000, time.Second, ctx.Done())
 	}
-	// The bare handle gets the same recorder, or it would start one more.
-	bare, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithClientSet(client), frameworkruntime.WithInformerFactory(informerFactory), frameworkruntime.WithParallelism(parallelism), frameworkruntime.WithMetricsRecorder(f.metricsRecorder))
+	// The bare handle runs no plugin, so it records nothing; its
+	// NewFramework starts a recorder of its own all the same
+	// (defaultFrameworkOptions), which stops with ctx.
+	bare, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithClientSet(client), frameworkruntime.WithInformerFactory(informerFactory), frameworkruntime.WithParallelism(parallelism))
 	if err != nil {
 		return nil, err
 	}
@@ -643,12 +645,16 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleStat
 	return result, returnStatus, pluginsWithNodes
 }
 
-// runPreFilterPlugin runs one PreFilter plugin in a trace region named
-// after it, and, in the cycles sampled for it, records its duration. Every
-// run<X>Plugin below does the same for its extension point, as upstream's
-// helpers of those names do.
+// runPreFilterPlugin runs one PreFilter plugin and, in the cycles sampled
+// for it, records its duration, as upstream's helper of that name does.
+// While a trace is being recorded, the plugin runs in a trace region named
+// after it. Every run<X>Plugin below does the same for its extension
+// point. The check comes first because some run once per node: with no
+// trace, a region would cost a call and a deferred call each time.
 func (f *Framework) runPreFilterPlugin(ctx context.Context, pl fwk.PreFilterPlugin, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.PreFilter(ctx, state, pod, nodes)
 	}
@@ -679,7 +685,9 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state fwk.CycleState, 
 }
 
 func (f *Framework) runFilterPlugin(ctx context.Context, pl fwk.FilterPlugin, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.Filter(ctx, state, pod, nodeInfo)
 	}
@@ -782,7 +790,9 @@ func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state fw
 }
 
 func (f *Framework) runPreFilterExtensionAddPod(ctx context.Context, pl fwk.PreFilterPlugin, state fwk.CycleState, podToSchedule *v1.Pod, podInfoToAdd fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.PreFilterExtensions().AddPod(ctx, state, podToSchedule, podInfoToAdd, nodeInfo)
 	}
@@ -793,7 +803,9 @@ func (f *Framework) runPreFilterExtensionAddPod(ctx context.Context, pl fwk.PreF
 }
 
 func (f *Framework) runPreFilterExtensionRemovePod(ctx context.Context, pl fwk.PreFilterPlugin, state fwk.CycleState, podToSchedule *v1.Pod, podInfoToRemove fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.PreFilterExtensions().RemovePod(ctx, state, podToSchedule, podInfoToRemove, nodeInfo)
 	}
@@ -840,7 +852,9 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state fwk.CycleSta
 }
 
 func (f *Framework) runPostFilterPlugin(ctx context.Context, pl fwk.PostFilterPlugin, state fwk.CycleState, pod *v1.Pod, filteredNodeStatusMap fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.PostFilter(ctx, state, pod, filteredNodeStatusMap)
 	}
@@ -877,7 +891,9 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state fwk.CycleState
 }
 
 func (f *Framework) runPreScorePlugin(ctx context.Context, pl fwk.PreScorePlugin, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.PreScore(ctx, state, pod, nodes)
 	}
@@ -920,7 +936,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 	f.Parallelizer().Until(ctx, len(nodes), func(j int) {
 		// A worker's own region: the trace then says which extension
 		// point the plugin regions below it belong to.
-		defer trace.StartRegion(ctx, metrics.Score).End()
+		if trace.IsEnabled() {
+			defer trace.StartRegion(ctx, metrics.Score).End()
+		}
 		nodeInfo := nodes[j]
 		for i, pl := range plugins {
 			score, status := f.runScorePlugin(ctx, pl, state, pod, nodeInfo)
@@ -971,7 +989,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 }
 
 func (f *Framework) runScorePlugin(ctx context.Context, pl fwk.ScorePlugin, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.Score(ctx, state, pod, nodeInfo)
 	}
@@ -982,7 +1002,9 @@ func (f *Framework) runScorePlugin(ctx context.Context, pl fwk.ScorePlugin, stat
 }
 
 func (f *Framework) runScoreExtension(ctx context.Context, pl fwk.ScorePlugin, state fwk.CycleState, pod *v1.Pod, nodeScoreList fwk.NodeScoreList) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.ScoreExtensions().NormalizeScore(ctx, state, pod, nodeScoreList)
 	}
@@ -1027,7 +1049,9 @@ func (f *Framework) RunPlacementFeasiblePlugins(ctx context.Context, state fwk.P
 // runPlacementFeasiblePlugin records no duration in practice: upstream's
 // default pod-group algorithm never marks its cycle state for sampling.
 func (f *Framework) runPlacementFeasiblePlugin(ctx context.Context, pl framework.PlacementFeasiblePlugin, state fwk.PlacementCycleState, podGroupInfo fwk.PodGroupInfo, progress framework.PlacementProgress) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.PlacementFeasible(ctx, state, podGroupInfo, progress)
 	}
@@ -1057,7 +1081,9 @@ func (f *Framework) RunReservePluginsReserve(ctx context.Context, state fwk.Cycl
 }
 
 func (f *Framework) runReservePluginReserve(ctx context.Context, pl fwk.ReservePlugin, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.Reserve(ctx, state, pod, nodeName)
 	}
@@ -1088,7 +1114,9 @@ func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state fwk.Cy
 }
 
 func (f *Framework) runReservePluginUnreserve(ctx context.Context, pl fwk.ReservePlugin, state fwk.CycleState, pod *v1.Pod, nodeName string) {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		pl.Unreserve(ctx, state, pod, nodeName)
 		return
@@ -1137,7 +1165,9 @@ func (f *Framework) RunPermitPlugins(ctx context.Context, state fwk.CycleState, 
 }
 
 func (f *Framework) runPermitPlugin(ctx context.Context, pl fwk.PermitPlugin, state fwk.CycleState, pod *v1.Pod, nodeName string) (*fwk.Status, time.Duration) {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.Permit(ctx, state, pod, nodeName)
 	}
@@ -1202,7 +1232,9 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state fwk.CycleState,
 }
 
 func (f *Framework) runPreBindPlugin(ctx context.Context, pl fwk.PreBindPlugin, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.PreBind(ctx, state, pod, nodeName)
 	}
@@ -1234,7 +1266,9 @@ func (f *Framework) RunBindPlugins(ctx context.Context, state fwk.CycleState, po
 }
 
 func (f *Framework) runBindPlugin(ctx context.Context, pl fwk.BindPlugin, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		return pl.Bind(ctx, state, pod, nodeName)
 	}
@@ -1258,7 +1292,9 @@ func (f *Framework) RunPostBindPlugins(ctx context.Context, state fwk.CycleState
 }
 
 func (f *Framework) runPostBindPlugin(ctx context.Context, pl fwk.PostBindPlugin, state fwk.CycleState, pod *v1.Pod, nodeName string) {
-	defer trace.StartRegion(ctx, pl.Name()).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, pl.Name()).End()
+	}
 	if !state.ShouldRecordPluginMetrics() {
 		pl.PostBind(ctx, state, pod, nodeName)
 		return

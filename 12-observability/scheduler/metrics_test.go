@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
@@ -300,11 +302,51 @@ func TestScheduleOneSamplesOneCycleInTen(t *testing.T) {
 		// gone and does not queue it again.
 		pod := makePod(fmt.Sprintf("p%d", i)).req("2").schedulerName(profile).obj()
 		sched.scheduleOnePod(ctx, popped(t, sched, pod))
+		// A sampled cycle sends a score of observations: flushed after
+		// each cycle, none is dropped for a full buffer.
+		sched.framework.MetricsRecorder().FlushMetrics()
 	}
 	sched.framework.MetricsRecorder().FlushMetrics()
 	sampled := preFilters() - before
 	// Binomial(600, 0.1): mean 60, standard deviation about 7.3.
 	if sampled < 16 || sampled > 104 {
 		t.Errorf("%d of %d cycles recorded their plugins' durations, want about %d", sampled, cycles, cycles*pluginMetricsSamplePercent/100)
+	}
+}
+
+// TestAlgorithmDurationCoversTheAlgorithm checks what
+// scheduling_algorithm_duration_seconds measures, not only that it counts:
+// the algorithm runs PreFilter and Filter, so its duration is at least
+// theirs.
+func TestAlgorithmDurationCoversTheAlgorithm(t *testing.T) {
+	ctx := newBufferedTestContext(t)
+	profile := "algorithm"
+	nodes := []runtime.Object{}
+	for i := range 50 {
+		nodes = append(nodes, makeNode(fmt.Sprintf("node-%02d", i)).obj())
+	}
+	sched := newTestScheduler(t, ctx, fake.NewClientset(nodes...), events.NewFakeRecorder(10), WithSchedulerName(profile))
+	sum := func(name string, labels map[string]string) float64 {
+		vec, err := testutil.GetHistogramVecFromGatherer(legacyregistry.DefaultGatherer, name, labels)
+		if err != nil {
+			return 0
+		}
+		return vec.GetAggregatedSampleSum()
+	}
+	read := func() (algorithm, prefilter, filter float64) {
+		return sum("scheduler_scheduling_algorithm_duration_seconds", nil),
+			sum("scheduler_framework_extension_point_duration_seconds", map[string]string{"extension_point": metrics.PreFilter, "profile": profile}),
+			sum("scheduler_framework_extension_point_duration_seconds", map[string]string{"extension_point": metrics.Filter, "profile": profile})
+	}
+	a0, p0, f0 := read()
+	if err := sched.cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sched.schedulingAlgorithm(ctx, framework.NewCycleState(), makePod("p").schedulerName(profile).obj(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	a1, p1, f1 := read()
+	if a1-a0 < (p1-p0)+(f1-f0) {
+		t.Errorf("the algorithm took %gs, less than its PreFilter (%gs) and Filter (%gs)", a1-a0, p1-p0, f1-f0)
 	}
 }

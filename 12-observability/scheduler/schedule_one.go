@@ -116,9 +116,9 @@ func (sched *Scheduler) scheduleOnePod(ctx context.Context, podInfo *framework.Q
 	// belong to it, so a trace shows the attempt whole. The task ends
 	// where the attempt does: here when the scheduling cycle fails, at the
 	// end of the binding cycle otherwise.
-	ctx, task := trace.NewTask(ctx, "schedulingAttempt")
+	ctx, endTask := startTask(ctx, "schedulingAttempt")
 	if trace.IsEnabled() {
-		trace.Log(ctx, "pod", pod.Namespace+"/"+pod.Name)
+		traceLog(ctx, "pod", pod.Namespace+"/"+pod.Name)
 	}
 
 	// start is when the attempt began: the attempt's and the algorithm's
@@ -140,11 +140,11 @@ func (sched *Scheduler) scheduleOnePod(ctx context.Context, podInfo *framework.Q
 	result, assumedPod, err := sched.schedulingCycle(ctx, state, pod, start)
 	if err != nil {
 		sched.handleSchedulingFailure(ctx, podInfo, err, result.nominatingInfo, start)
-		task.End()
+		endTask()
 		return
 	}
 	sched.activatePods(ctx, podsToActivate)
-	sched.startBindingCycle(ctx, state, result, podInfo, assumedPod, start, task.End)
+	sched.startBindingCycle(ctx, state, result, podInfo, assumedPod, start, endTask)
 }
 
 // startBindingCycle runs the binding cycle of an assumed pod in a goroutine
@@ -224,7 +224,7 @@ func (sched *Scheduler) prepareForBindingCycle(ctx context.Context, state fwk.Cy
 //
 //workshop:part 09/2
 func (sched *Scheduler) schedulingAlgorithm(ctx context.Context, state fwk.CycleState, pod *v1.Pod, start time.Time) (ScheduleResult, error) {
-	defer metrics.SchedulingAlgorithmLatency.Observe(metrics.SinceInSeconds(start))
+	defer func() { metrics.SchedulingAlgorithmLatency.Observe(metrics.SinceInSeconds(start)) }()
 	logger := klog.FromContext(ctx)
 	result, err := sched.schedulePod(ctx, state, pod)
 	if err == nil {
@@ -259,33 +259,22 @@ func (sched *Scheduler) schedulingAlgorithm(ctx context.Context, state fwk.Cycle
 	return ScheduleResult{nominatingInfo: nominatingInfo}, err
 }
 
-// runBindingCycle runs the binding cycle and reports its outcome. A pod
-// that is bound ends its attempt, and its time in the scheduler: the
-// attempt's duration, the number of attempts it took, and the time since
-// it first entered activeQ (the SLI, labelled by that number) are
-// recorded here, as upstream's bindingCycle records them.
+// runBindingCycle runs the binding cycle and reports its outcome, in a
+// goroutine that counts in scheduler_goroutines{operation="binding"}.
 func (sched *Scheduler) runBindingCycle(ctx context.Context, state fwk.CycleState, result ScheduleResult, assumedPodInfo *framework.QueuedPodInfo, start time.Time) {
 	defer trace.StartRegion(ctx, "bindingCycle").End()
 	metrics.Goroutines.WithLabelValues(metrics.Binding).Inc()
 	defer metrics.Goroutines.WithLabelValues(metrics.Binding).Dec()
 	assumedPod, attempt := assumedPodInfo.Pod, assumedPodInfo.Attempts
-	if err := sched.bindingCycle(ctx, state, result.SuggestedHost, assumedPod); err != nil {
+	if err := sched.bindingCycle(ctx, state, result.SuggestedHost, assumedPodInfo, start); err != nil {
 		sched.handleBindingCycleError(ctx, state, assumedPodInfo, err, start)
 		return
-	}
-	metrics.PodScheduled(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
-	metrics.PodSchedulingAttempts.Observe(float64(attempt))
-	if t := assumedPodInfo.InitialAttemptTimestamp; t != nil {
-		metrics.PodSchedulingSLIDuration.WithLabelValues(getAttemptsLabel(assumedPodInfo)).Observe(metrics.SinceInSeconds(*t))
-	}
-	if assumedPodInfo.WasFlushedFromUnschedulable {
-		metrics.PodScheduledAfterFlush.Inc()
 	}
 	sched.recorder.Eventf(assumedPod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumedPod.Namespace, assumedPod.Name, result.SuggestedHost)
 	klog.FromContext(ctx).V(2).Info("Scheduling decision", "attempt", attempt, "result", metrics.ScheduledResult, "node", result.SuggestedHost,
 		"evaluatedNodes", result.EvaluatedNodes, "feasibleNodes", result.FeasibleNodes)
 	if trace.IsEnabled() {
-		trace.Log(ctx, "decision", metrics.ScheduledResult+" node="+result.SuggestedHost)
+		traceLog(ctx, "decision", metrics.ScheduledResult+" node="+result.SuggestedHost)
 	}
 }
 
@@ -308,7 +297,8 @@ func getAttemptsLabel(p *framework.QueuedPodInfo) string {
 // them for it any longer.
 //
 //workshop:part 04/4
-func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, host string, assumedPod *v1.Pod) error {
+func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, host string, assumedPodInfo *framework.QueuedPodInfo, start time.Time) error {
+	assumedPod := assumedPodInfo.Pod
 	if status := sched.framework.WaitOnPermit(ctx, assumedPod); !status.IsSuccess() {
 		return statusError(assumedPod, host, status)
 	}
@@ -319,6 +309,18 @@ func (sched *Scheduler) bindingCycle(ctx context.Context, state fwk.CycleState, 
 	klog.FromContext(ctx).V(3).Info("Attempting to bind pod to node", "node", klog.KRef("", host))
 	if status := sched.framework.RunBindPlugins(ctx, state, assumedPod, host); !status.IsSuccess() {
 		return fmt.Errorf("binding rejected: %w", status.AsError())
+	}
+	// The pod is bound: its attempt, and its time in the scheduler, end
+	// here, before PostBind, as upstream's bindingCycle records them: the
+	// attempt's duration, the number of attempts it took, and the time
+	// since it first entered activeQ (the SLI, labelled by that number).
+	metrics.PodScheduled(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
+	metrics.PodSchedulingAttempts.Observe(float64(assumedPodInfo.Attempts))
+	if t := assumedPodInfo.InitialAttemptTimestamp; t != nil {
+		metrics.PodSchedulingSLIDuration.WithLabelValues(getAttemptsLabel(assumedPodInfo)).Observe(metrics.SinceInSeconds(*t))
+	}
+	if assumedPodInfo.WasFlushedFromUnschedulable {
+		metrics.PodScheduledAfterFlush.Inc()
 	}
 	sched.framework.RunPostBindPlugins(ctx, state, assumedPod, host)
 	if c, err := state.Read(framework.PodsToActivateKey); err == nil {
@@ -366,6 +368,9 @@ func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.C
 		// failure handler here too; its WaitOnPermit does not watch the
 		// context.)
 		logger.V(3).Info("Binding cycle stopped: the scheduler is stopping")
+		if trace.IsEnabled() {
+			traceLog(ctx, "decision", "none: the scheduler is stopping")
+		}
 		sched.queue.Done(logger, assumedPod.UID)
 		return
 	}
@@ -380,7 +385,17 @@ func (sched *Scheduler) handleBindingCycleError(ctx context.Context, state fwk.C
 	pod, getErr := sched.podLister.Pods(assumedPod.Namespace).Get(assumedPod.Name)
 	if getErr != nil || pod.UID != assumedPod.UID {
 		logger.V(2).Info("Scheduling decision", "attempt", assumedPodInfo.Attempts, "result", metrics.ErrorResult, "reason", "PodDeleted", "message", "the pod was deleted while it was being bound: "+err.Error())
-		metrics.PodScheduleError(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
+		// The attempt counts by how the binding cycle failed, as
+		// upstream's failure handler counts it: a rejection at Permit as
+		// unschedulable, anything else as an error.
+		if fitErr != nil {
+			metrics.PodUnschedulable(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
+		} else {
+			metrics.PodScheduleError(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
+		}
+		if trace.IsEnabled() {
+			traceLog(ctx, "decision", metrics.ErrorResult+" PodDeleted: "+err.Error())
+		}
 		sched.queue.Done(logger, assumedPod.UID)
 		return
 	}
@@ -621,8 +636,11 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 	checked := make([]fwk.NodeInfo, numAllNodes)
 	checkNode := func(i int) {
 		// A worker's own region, as the Score workers': the trace then
-		// says which extension point the plugin regions below it belong to.
-		defer trace.StartRegion(ctx, metrics.Filter).End()
+		// says which extension point the plugin regions below it belong
+		// to. Only when a trace is being recorded: this runs per node.
+		if trace.IsEnabled() {
+			defer trace.StartRegion(ctx, metrics.Filter).End()
+		}
 		nodeInfo := nodes[(start+i)%numAllNodes]
 		status := sched.framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
 		if status.Code() == fwk.Error {
@@ -642,12 +660,16 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 		statuses[i], checked[i] = status, nodeInfo
 	}
 	// The Filter extension point's duration is observed once per cycle,
-	// over all the nodes, where upstream observes it: here, not in
-	// RunFilterPlugins, which runs once per node. Its status label is
-	// always Success, as upstream's is (its statusCode is never set).
+	// over all the nodes and the diagnosis, where upstream's
+	// findNodesThatPassFilters observes it: not in RunFilterPlugins, which
+	// runs once per node. Its status is Error when a filter failed with
+	// an error, else Success: a node's rejection is not the cycle's.
+	statusCode := fwk.Success
 	filterStart := time.Now()
+	defer func() {
+		metrics.FrameworkExtensionPointDuration.WithLabelValues(metrics.Filter, statusCode.String(), sched.framework.ProfileName()).Observe(metrics.SinceInSeconds(filterStart))
+	}()
 	sched.framework.Parallelizer().Until(ctx, numAllNodes, checkNode, metrics.Filter)
-	metrics.FrameworkExtensionPointDuration.WithLabelValues(metrics.Filter, fwk.Success.String(), sched.framework.ProfileName()).Observe(metrics.SinceInSeconds(filterStart))
 	feasibleNodes = feasibleNodes[:feasibleNodesLen]
 	for i, status := range statuses {
 		if status == nil {
@@ -657,6 +679,7 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 		diagnosis.AddPluginStatus(status)
 	}
 	if err := errCh.Receive(); err != nil {
+		statusCode = fwk.Error
 		return feasibleNodes, err
 	}
 	return feasibleNodes, nil
@@ -742,7 +765,7 @@ func (sched *Scheduler) handleSchedulingFailure(ctx context.Context, podInfo *fr
 	msg := err.Error()
 	logger.V(2).Info("Scheduling decision", "attempt", attempt, "result", result, "reason", reason, "message", msg)
 	if trace.IsEnabled() {
-		trace.Log(ctx, "decision", result+" "+reason+": "+msg)
+		traceLog(ctx, "decision", result+" "+reason+": "+msg)
 	}
 
 	// Requeue only a pod that still exists and still has no node, as the

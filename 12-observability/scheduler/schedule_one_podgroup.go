@@ -78,10 +78,10 @@ func (sched *Scheduler) scheduleOnePodGroup(ctx context.Context, pgInfo *framewo
 	logger := klog.FromContext(ctx)
 	// One trace task per group attempt; each member tried in it gets a
 	// task of its own under it (podGroupPodSchedulingAlgorithm).
-	ctx, task := trace.NewTask(ctx, "podGroupAttempt")
-	defer task.End()
+	ctx, endTask := startTask(ctx, "podGroupAttempt")
+	defer endTask()
 	if trace.IsEnabled() {
-		trace.Log(ctx, "podGroup", pgInfo.Namespace+"/"+pgInfo.Name)
+		traceLog(ctx, "podGroup", pgInfo.Namespace+"/"+pgInfo.Name)
 	}
 	// start is when the group's attempt began, as upstream's: the group's
 	// metrics are measured from it.
@@ -348,9 +348,9 @@ func (sched *Scheduler) podGroupSchedulingDefaultAlgorithm(ctx context.Context, 
 // member does not fit.
 func (sched *Scheduler) podGroupPodSchedulingAlgorithm(ctx context.Context, podGroupCycleState *framework.CycleState, pgInfo *framework.QueuedPodGroupInfo, pInfo *framework.QueuedPodInfo) (algorithmResult, func()) {
 	ctx = memberContext(ctx, pInfo.Pod, pgInfo)
-	ctx, task := trace.NewTask(ctx, "schedulingAttempt")
+	ctx, endTask := startTask(ctx, "schedulingAttempt")
 	if trace.IsEnabled() {
-		trace.Log(ctx, "pod", pInfo.Pod.Namespace+"/"+pInfo.Pod.Name)
+		traceLog(ctx, "pod", pInfo.Pod.Namespace+"/"+pInfo.Pod.Name)
 	}
 	defer trace.StartRegion(ctx, "podGroupPodSchedulingAlgorithm").End()
 	logger := klog.FromContext(ctx)
@@ -364,7 +364,7 @@ func (sched *Scheduler) podGroupPodSchedulingAlgorithm(ctx context.Context, podG
 	// PostFilter, and plugins can tell.
 	state.SetPodGroupSchedulingCycle(podGroupCycleState)
 	logger.V(4).Info("Attempting to schedule a pod belonging to a pod group", "attempt", pInfo.Attempts)
-	podResult := algorithmResult{podInfo: pInfo, state: state, podsToActivate: podsToActivate, ctx: ctx, endTask: task.End}
+	podResult := algorithmResult{podInfo: pInfo, state: state, podsToActivate: podsToActivate, ctx: ctx, endTask: endTask}
 	podResult.result, podResult.err = sched.schedulingAlgorithm(ctx, state, pInfo.Pod, start)
 	if podResult.err != nil {
 		podResult.schedulingDuration = time.Since(start)
@@ -522,7 +522,7 @@ func (sched *Scheduler) submitPodGroupAlgorithmResult(ctx context.Context, pgInf
 		metrics.PodGroupScheduleError(sched.framework.ProfileName(), metrics.SinceInSeconds(start))
 	}
 	if trace.IsEnabled() {
-		trace.Log(ctx, "decision", fmt.Sprintf("podGroup %s: %d scheduled, %d unschedulable", result.status.Code(), scheduled, unschedulable))
+		traceLog(ctx, "decision", fmt.Sprintf("podGroup %s: %d scheduled, %d unschedulable", result.status.Code(), scheduled, unschedulable))
 	}
 	var condition *metav1.Condition
 	switch {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"runtime/trace"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	exptrace "golang.org/x/exp/trace"
 )
@@ -77,53 +80,41 @@ func readTasks(t *testing.T, data []byte) map[exptrace.TaskID]*tracedAttempt {
 // cover the scheduling cycle, each extension point and each plugin, the
 // Filter and Score workers and the binding cycle, on several goroutines;
 // its last log is the decision. Without a trace, the same attempt records
-// nothing: the regions cost a check of trace.IsEnabled.
+// nothing (TestRegionsCostNothingWhenOff).
 func TestScheduleOneTrace(t *testing.T) {
-	for _, tracing := range []bool{true, false} {
-		t.Run(map[bool]string{true: "on", false: "off"}[tracing], func(t *testing.T) {
-			ctx := newBufferedTestContext(t)
-			pod := makePod("p").obj()
-			client := fake.NewClientset([]runtime.Object{pod, makeNode("node-a").obj(), makeNode("node-b").obj()}...)
-			sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(10))
-			var buf bytes.Buffer
-			if tracing {
-				if err := trace.Start(&buf); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sched.scheduleOnePod(ctx, popped(t, sched, pod))
-			sched.bindings.Wait()
-			if !tracing {
-				if trace.IsEnabled() || buf.Len() != 0 {
-					t.Errorf("a trace was recorded without trace.Start")
-				}
-				return
-			}
-			trace.Stop()
-			var attempts []*tracedAttempt
-			for _, a := range readTasks(t, buf.Bytes()) {
-				if a.Type == "schedulingAttempt" {
-					attempts = append(attempts, a)
-				}
-			}
-			if len(attempts) != 1 {
-				t.Fatalf("%d schedulingAttempt tasks, want 1", len(attempts))
-			}
-			a := attempts[0]
-			if diff := cmp.Diff([]string{"pod: default/p", "decision: scheduled node=" + boundNode(t, client)}, a.Logs); diff != "" {
-				t.Errorf("the task's logs (-want, +got):\n%s", diff)
-			}
-			for _, want := range []string{"schedulingCycle", "PreFilter", "NodeResourcesFit", "Filter", "PreScore", "Score", "TaintToleration", "Reserve", "Permit", "bindingCycle", "PreBind", "Bind", "DefaultBinder", "PostBind"} {
-				if !slices.Contains(a.Regions, want) {
-					t.Errorf("no %s region in the attempt; regions: %v", want, a.Regions)
-				}
-			}
-			// The scheduling loop, the binding goroutine, and at least one
-			// worker of the Filter and Score loops.
-			if a.Goroutines < 3 {
-				t.Errorf("the attempt's regions ran on %d goroutines, want at least 3", a.Goroutines)
-			}
-		})
+	ctx := newBufferedTestContext(t)
+	pod := makePod("p").obj()
+	client := fake.NewClientset([]runtime.Object{pod, makeNode("node-a").obj(), makeNode("node-b").obj()}...)
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(10))
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	sched.scheduleOnePod(ctx, popped(t, sched, pod))
+	sched.bindings.Wait()
+	trace.Stop()
+	var attempts []*tracedAttempt
+	for _, a := range readTasks(t, buf.Bytes()) {
+		if a.Type == "schedulingAttempt" {
+			attempts = append(attempts, a)
+		}
+	}
+	if len(attempts) != 1 {
+		t.Fatalf("%d schedulingAttempt tasks, want 1", len(attempts))
+	}
+	a := attempts[0]
+	if diff := cmp.Diff([]string{"pod: default/p", "decision: scheduled node=" + boundNode(t, client)}, a.Logs); diff != "" {
+		t.Errorf("the task's logs (-want, +got):\n%s", diff)
+	}
+	for _, want := range []string{"schedulingCycle", "PreFilter", "NodeResourcesFit", "Filter", "PreScore", "Score", "TaintToleration", "Reserve", "Permit", "bindingCycle", "PreBind", "Bind", "DefaultBinder", "PostBind"} {
+		if !slices.Contains(a.Regions, want) {
+			t.Errorf("no %s region in the attempt; regions: %v", want, a.Regions)
+		}
+	}
+	// The scheduling loop, the binding goroutine, and at least one
+	// worker of the Filter and Score loops.
+	if a.Goroutines < 3 {
+		t.Errorf("the attempt's regions ran on %d goroutines, want at least 3", a.Goroutines)
 	}
 }
 
@@ -141,4 +132,38 @@ func boundNode(t *testing.T, client *fake.Clientset) string {
 	}
 	t.Fatal("no Binding was created")
 	return ""
+}
+
+// allocatingFilter is a Filter plugin that allocates nothing: what a run
+// of it allocates is the framework's.
+type allocatingFilter struct{}
+
+func (allocatingFilter) Name() string { return "Nothing" }
+func (allocatingFilter) Filter(context.Context, fwk.CycleState, *v1.Pod, fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+
+// TestRegionsCostNothingWhenOff runs a Filter plugin the way the Filter
+// loop does, once per node: with no trace being recorded it allocates
+// nothing (no region, no task); while a trace is recorded, each run
+// allocates its region. So the regions cost nothing that a benchmark
+// would have to find when the flag is off.
+func TestRegionsCostNothingWhenOff(t *testing.T) {
+	ctx := testContext(t)
+	sched := newTestScheduler(t, ctx, fake.NewClientset(makeNode("node-a").obj()), events.NewFakeRecorder(10))
+	nodeInfo := cachedNodes(t, sched)[0]
+	state := framework.NewCycleState()
+	pod := makePod("p").obj()
+	run := func() { sched.framework.runFilterPlugin(ctx, allocatingFilter{}, state, pod, nodeInfo) }
+	if n := testing.AllocsPerRun(100, run); n != 0 {
+		t.Errorf("with no trace, a plugin run allocates %v times, want 0", n)
+	}
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	defer trace.Stop()
+	if n := testing.AllocsPerRun(100, run); n == 0 {
+		t.Errorf("while tracing, a plugin run allocates nothing: no region was recorded")
+	}
 }

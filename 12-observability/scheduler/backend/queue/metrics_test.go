@@ -70,11 +70,27 @@ func TestUnschedulablePodsByPlugin(t *testing.T) {
 		{"a deleted pod no longer counts", func() {
 			q.Delete(logger, makePod("b", 0))
 		}, map[string]float64{}},
-		{"a gated member counts for its gate once", func() {
+		{"a gated member counts for its gate", func() {
 			q.Add(logger, makeMember("m", "g"))
 			q.AddPodGroup(logger, makePodGroup("g"))
-			q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
 		}, map[string]float64{"Quorum": 1}},
+		{"checked again, still gated, it counts once", func() {
+			// Activate runs the PreEnqueue plugins on the group again.
+			q.Activate(logger, map[string]*v1.Pod{"ns/m": makeMember("m", "g")})
+		}, map[string]float64{"Quorum": 1}},
+		{"a member that joins the gated group is not checked until the group moves", func() {
+			// As upstream's addToPodGroupIfExists: the group goes back to
+			// the pool as it is, without PreEnqueue.
+			q.Add(logger, makeMember("n", "g"))
+		}, map[string]float64{"Quorum": 1}},
+		{"members deleted no longer count", func() {
+			q.Delete(logger, makeMember("m", "g"))
+			q.Delete(logger, makeMember("n", "g"))
+		}, map[string]float64{}},
+		{"a member held apart, its group unknown, counts once deleted", func() {
+			q.Add(logger, makeMember("o", "unknown"))
+			q.Delete(logger, makeMember("o", "unknown"))
+		}, map[string]float64{}},
 	}
 	for _, s := range steps {
 		s.do()
@@ -103,19 +119,63 @@ func TestQueuedEntities(t *testing.T) {
 	if diff := cmp.Diff([3]float64{1, 1, 4}, got); diff != "" {
 		t.Errorf("queued_entities{active} for pods and pod groups, and pending_pods{active} (-want, +got):\n%s", diff)
 	}
-	incoming := func(entity string) float64 {
-		v, err := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingEntities.WithLabelValues("active", framework.EventUnscheduledPodAdd.Label(), entity))
+	popped, members := popGroup(t, logger, q)
+	if len(members) != 3 {
+		t.Fatalf("popped group members %v, want 3", members)
+	}
+	got = [3]float64{
+		gauge(t, metrics.ActiveEntities(metrics.Pod)),
+		gauge(t, metrics.ActiveEntities(metrics.PodGroup)),
+		gauge(t, metrics.ActivePods()),
+	}
+	if diff := cmp.Diff([3]float64{1, 0, 1}, got); diff != "" {
+		t.Errorf("after the group is popped (-want, +got):\n%s", diff)
+	}
+	popped.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
+		q.Done(logger, pInfo.Pod.UID)
+		return true
+	})
+}
+
+// TestIncomingEntities counts an entity each time it changes queues, and
+// its pods each time it enters one, as upstream's
+// recordIncomingEntitiesMetrics.
+func TestIncomingEntities(t *testing.T) {
+	logger := newTestLogger(t)
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk)
+	incoming := func(queue, event string) [2]float64 {
+		pods, err := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues(queue, event))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return v
+		entities, err := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingEntities.WithLabelValues(queue, event, metrics.Pod))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [2]float64{pods, entities}
 	}
-	if incoming(metrics.Pod) < 1 {
-		t.Errorf("queue_incoming_entities_total{active, UnscheduledPodAdd, pod} = %v, want the single pod counted", incoming(metrics.Pod))
+	add := framework.EventUnscheduledPodAdd.Label()
+	before := incoming("active", add)
+	q.Add(logger, makePod("a", 0))
+	after := incoming("active", add)
+	if diff := cmp.Diff([2]float64{before[0] + 1, before[1] + 1}, after); diff != "" {
+		t.Errorf("queue_incoming_{pods,entities}_total{active, %s} after a new pod (-want, +got):\n%s", add, diff)
+	}
+	// A pod that failed and waits in the pool, moved by an event: the
+	// pod and the entity both come into activeQ, from another queue.
+	q.Done(logger, pop(t, logger, q).Pod.UID)
+	addAndFail(t, logger, q, makePod("b", 0), "Resources")
+	clk.Step(DefaultPodMaxBackoffDuration)
+	before = incoming("active", nodeAdd.Label())
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	after = incoming("active", nodeAdd.Label())
+	if diff := cmp.Diff([2]float64{before[0] + 1, before[1] + 1}, after); diff != "" {
+		t.Errorf("queue_incoming_{pods,entities}_total{active, NodeAdd} after a move from the pool (-want, +got):\n%s", diff)
 	}
 }
 
-// TestInFlightEvents counts what the in-flight list holds, by event, in
+// TestInFlightEventsMetric counts what the in-flight list holds, by event, in
 // scheduler_inflight_events: the recorder adds up the changes and hands
 // them over once its interval has passed since the last time, and at once
 // when the last pod in flight is done.

@@ -460,12 +460,13 @@ func (p *PriorityQueue) deleteFromAnyQueue(lookup framework.QueuedEntityInfo) (f
 //workshop:part 06/1
 func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string) bool {
 	key := queuedEntityKeyFunc(entity)
+	from := p.queueOf(entity)
 	p.runPreEnqueuePlugins(logger, entity)
 	if entity.Gated() {
 		p.backoffQ.queue.Delete(entity)
 		if _, ok := p.unschedulableEntities[key]; !ok {
 			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
-			recordIncomingEntitiesMetrics("unschedulable", entity, event)
+			recordIncomingEntitiesMetrics("unschedulable", entity, event, from)
 		}
 		// A gated entity is never tried, so a flush that woke it must not
 		// count when it is scheduled later, woken by something else.
@@ -482,22 +483,40 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 	p.backoffQ.queue.Delete(entity)
 	p.activeQ.AddOrUpdate(entity)
 	logMove(logger, entity, event, activeQ)
-	recordIncomingEntitiesMetrics("active", entity, event)
+	recordIncomingEntitiesMetrics("active", entity, event, from)
 	p.updateMetrics()
 	return true
 }
 
 // recordIncomingEntitiesMetrics counts an entity that entered the queue
-// named by target: its pods in queue_incoming_pods_total, and the entity
-// itself, a pod or a pod group, in queue_incoming_entities_total, as
-// upstream's function of that name. (Upstream leaves an entity out of the
-// second when it was already in that queue; here an entity is counted
-// each time it enters one.)
-func recordIncomingEntitiesMetrics(target string, entity framework.QueuedEntityInfo, event string) {
+// named by target, coming from the queue named by from ("" for a new
+// one): its pods in queue_incoming_pods_total, every time, and the
+// entity itself, a pod or a pod group, in queue_incoming_entities_total,
+// only if it changed queues, as upstream's function of that name.
+func recordIncomingEntitiesMetrics(target string, entity framework.QueuedEntityInfo, event, from string) {
 	metrics.SchedulerQueueIncomingPods.WithLabelValues(target, event).Add(float64(entity.Size()))
+	if from == target {
+		return
+	}
 	if label, ok := metrics.EntityToLabel(entity); ok {
 		metrics.SchedulerQueueIncomingEntities.WithLabelValues(target, event, label).Inc()
 	}
+}
+
+// queueOf names, as the metrics do, the queue that holds the entity:
+// "active", "backoff", "unschedulable" (gated or not), or "" if none. The
+// caller holds the lock.
+func (p *PriorityQueue) queueOf(entity framework.QueuedEntityInfo) string {
+	switch {
+	case p.activeQ.Has(entity):
+		return "active"
+	case p.backoffQ.queue.Has(entity):
+		return "backoff"
+	}
+	if _, ok := p.unschedulableEntities[queuedEntityKeyFunc(entity)]; ok {
+		return "unschedulable"
+	}
+	return ""
 }
 
 // runPreEnqueuePlugins runs the PreEnqueue plugins on each pod of the
@@ -610,9 +629,10 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 //
 //workshop:part 07/2
 func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string) {
+	from := p.queueOf(entity)
 	p.deleteFromPool(queuedEntityKeyFunc(entity))
 	p.backoffQ.add(logger, entity, event)
-	recordIncomingEntitiesMetrics("backoff", entity, event)
+	recordIncomingEntitiesMetrics("backoff", entity, event, from)
 	p.updateMetrics()
 }
 
@@ -718,7 +738,7 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	p.addToPool(key, pInfo)
 	logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", klog.KObj(pInfo.Pod), "event", framework.ScheduleAttemptFailure, "queue", unschedulableQ,
 		"schedulingCycle", podSchedulingCycle, "unschedulablePlugins", sets.List(rejectorPlugins))
-	recordIncomingEntitiesMetrics("unschedulable", pInfo, framework.ScheduleAttemptFailure)
+	recordIncomingEntitiesMetrics("unschedulable", pInfo, framework.ScheduleAttemptFailure, "")
 	p.updateMetrics()
 	return nil
 }

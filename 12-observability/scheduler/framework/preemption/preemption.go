@@ -251,7 +251,9 @@ func (ev *Evaluator) DryRunPreemption(ctx context.Context, state fwk.CycleState,
 	var errs []error
 	checkNode := func(i int) {
 		// One region per node's dry run, on the worker that runs it.
-		defer trace.StartRegion(ctx, "DryRunPreemption").End()
+		if trace.IsEnabled() {
+			defer trace.StartRegion(ctx, "DryRunPreemption").End()
+		}
 		nodeInfo := potentialNodes[(int(offset)+i)%len(potentialNodes)]
 		logger.V(5).Info("Check the potential node for preemption", "node", nodeInfo.Node().Name)
 		// The victims' NodeInfos are the snapshot's own; SelectVictimsOnNode
