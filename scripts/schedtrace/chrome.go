@@ -97,7 +97,7 @@ func (tr *Trace) Flows() []Flow {
 		}
 		if tk.Type == "asyncPreemption" && len(tk.Regions) > 0 {
 			if parent, ok := tr.Tasks[tk.Parent]; ok {
-				if from := innermostOpen(parent, tk.Start); from != nil && from.Goroutine != tk.Regions[0].Goroutine {
+				if from := innermostOpen(parent, tk.Goroutine, tk.Start); from != nil && from.Goroutine != tk.Regions[0].Goroutine {
 					flows = append(flows, Flow{from, tk.Regions[0]})
 				}
 			}
@@ -106,11 +106,11 @@ func (tr *Trace) Flows() []Flow {
 	return flows
 }
 
-// innermostOpen is the deepest region of the task open at t.
-func innermostOpen(tk *Task, t int64) *Region {
+// innermostOpen is the deepest region of the task open at t on goroutine g.
+func innermostOpen(tk *Task, g, t int64) *Region {
 	var best *Region
 	for _, reg := range tk.Regions {
-		if reg.Start <= t && t <= reg.End && (best == nil || reg.Depth > best.Depth) {
+		if reg.Goroutine == g && reg.Start <= t && t <= reg.End && (best == nil || reg.Depth > best.Depth) {
 			best = reg
 		}
 	}
@@ -137,12 +137,13 @@ func (tr *Trace) WriteChrome(w io.Writer) error {
 	}
 	flowOut, flowIn := map[*Region]uint64{}, map[*Region]uint64{}
 	for i, f := range tr.Flows() {
-		// A slice takes part in one flow each way, as Perfetto's v2 flow
-		// fields allow.
-		if _, taken := flowOut[f.From]; taken {
-			continue
-		}
-		if _, taken := flowIn[f.To]; taken {
+		// A slice takes part in one flow, as Perfetto's v2 flow fields
+		// (one bind_id per slice) allow.
+		_, out1 := flowOut[f.From]
+		_, in1 := flowIn[f.From]
+		_, out2 := flowOut[f.To]
+		_, in2 := flowIn[f.To]
+		if out1 || in1 || out2 || in2 {
 			continue
 		}
 		flowOut[f.From], flowIn[f.To] = uint64(i+1), uint64(i+1)

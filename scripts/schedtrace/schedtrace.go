@@ -8,8 +8,11 @@
 // extension point and each plugin, and logs for the decisions. The
 // execution tracer adds when every goroutine ran. Go has no per-goroutine
 // CPU clock (golang/go#41554), so this package builds one: a goroutine's
-// CPU time is the time it spent in the Running state, and a region's CPU
-// time is the part of its wall time that its goroutine was running.
+// CPU time is the time it spent in the Running state, on a thread, and a
+// region's CPU time is the part of its wall time that its goroutine was
+// running. It is an upper bound: the operating system may have taken the
+// thread off the CPU meanwhile, which the Go trace does not see (on a
+// machine whose cores are all busy, as a laptop running a whole cluster).
 package schedtrace
 
 import (
@@ -61,7 +64,9 @@ type Task struct {
 	// empty if the task began before the trace did.
 	Type       string
 	Start, End int64
-	Logs       []Log
+	// Goroutine began the task.
+	Goroutine int64
+	Logs      []Log
 	Regions    []*Region
 	Children   []*Task
 }
@@ -201,7 +206,7 @@ func Read(r io.Reader) (*Trace, error) {
 		case trace.EventTaskBegin:
 			t := ev.Task()
 			tk := task(uint64(t.ID))
-			tk.Type, tk.Parent, tk.Start = t.Type, uint64(t.Parent), now
+			tk.Type, tk.Parent, tk.Start, tk.Goroutine = t.Type, uint64(t.Parent), now, int64(ev.Goroutine())
 		case trace.EventTaskEnd:
 			tk := task(uint64(ev.Task().ID))
 			tk.End = now
@@ -343,7 +348,9 @@ func (tr *Trace) Descendants(id uint64) []*Task {
 
 // CPU is the running time of the task's own regions, counting each
 // goroutine's outermost region of the task once, so nested regions are
-// not counted twice. Descendant tasks are not included.
+// not counted twice. The regions of tasks under it count only where they
+// run inside one of its regions (a pod group's members, inside its
+// podGroupCycle), not on goroutines of their own.
 func (tr *Trace) CPU(id uint64) int64 {
 	tk, ok := tr.Tasks[id]
 	if !ok {

@@ -60,9 +60,9 @@ func TestCPULayout(t *testing.T) {
 	// From 5 to 10 both ran: goroutine 1's five then goroutine 2's five;
 	// each goroutine's bar continues where its last one ended.
 	want := []Rect{
-		{Goroutine: 1, X: 0, W: 10, Type: "PreFilter"},
-		{Goroutine: 2, X: 10, W: 10, Type: "NodeResourcesFit"},
-		{Goroutine: 1, X: 20, W: 10, Type: "Score"},
+		{Goroutine: 1, X: 0, W: 10, Type: "PreFilter", CPU: 10},
+		{Goroutine: 2, X: 10, W: 10, Type: "NodeResourcesFit", CPU: 10},
+		{Goroutine: 1, X: 20, W: 10, Type: "Score", CPU: 10},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rects (-want, +got):\n%s", diff)
@@ -275,5 +275,37 @@ func TestWriteSVG(t *testing.T) {
 	}
 	if err := tr.WriteSVG(&out, nil, "test", "stamp"); err == nil {
 		t.Errorf("WriteSVG with no attempt = nil error, want one")
+	}
+}
+
+// TestMergeRects joins bars across gaps only while the gaps a bar swallows
+// stay within half a pixel: two goroutines that took turns keep bars of
+// about their own length, not of both.
+func TestMergeRects(t *testing.T) {
+	// The scale is svgPlotWidth*2*10 ns: half a pixel is 10 ns.
+	scale := int64(svgPlotWidth * 2 * 10)
+	var rects []Rect
+	for i := int64(0); i < 4; i++ {
+		// Goroutines 1 and 2 take turns, 6 ns each.
+		rects = append(rects, Rect{Goroutine: 1, X: 12 * i, W: 6, Type: "Filter", CPU: 6}, Rect{Goroutine: 2, X: 12*i + 6, W: 6, Type: "Filter", CPU: 6})
+	}
+	got := mergeRects(rects, scale)
+	var cpu, width int64
+	for _, r := range got {
+		if r.Goroutine == 1 {
+			cpu += r.CPU
+			width += r.W
+		}
+	}
+	if cpu != 24 {
+		t.Errorf("goroutine 1's bars stand for %d ns of CPU, want 24", cpu)
+	}
+	// Each of its bars may swallow 10 ns of gaps: 24 ns of CPU over
+	// 42 ns of axis takes at least two bars, and at most 24+2*10 ns.
+	if width > 24+2*10 {
+		t.Errorf("goroutine 1's bars are %d ns long for 24 ns of CPU", width)
+	}
+	if len(got) <= 2 {
+		t.Errorf("%d bars: the two goroutines' turns were merged into one bar each", len(got))
 	}
 }

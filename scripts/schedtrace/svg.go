@@ -193,6 +193,9 @@ type Rect struct {
 	Goroutine int64
 	X, W      int64
 	Type      string
+	// CPU is the running time the bar stands for: W, unless mergeRects
+	// joined bars across small gaps.
+	CPU int64
 }
 
 // CPULayout lays the pieces along the attempt's cumulative CPU time: time
@@ -237,9 +240,10 @@ func (a *Attempt) CPULayout() []Rect {
 			w := c1 - c0
 			if j, ok := last[p.Goroutine]; ok && rects[j].Type == p.Type && rects[j].X+rects[j].W == x {
 				rects[j].W += w
+				rects[j].CPU += w
 			} else {
 				last[p.Goroutine] = len(rects)
-				rects = append(rects, Rect{Goroutine: p.Goroutine, X: x, W: w, Type: p.Type})
+				rects = append(rects, Rect{Goroutine: p.Goroutine, X: x, W: w, Type: p.Type, CPU: w})
 			}
 			x += w
 		}
@@ -336,7 +340,7 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 		for _, r := range mergeRects(layouts[i], maxCPU) {
 			x0, x1 := px(r.X, maxCPU), px(r.X+r.W, maxCPU)
 			fmt.Fprintf(&b, `<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s"><title>%s: %.3f ms CPU</title></rect>`+"\n",
-				x0, row[r.Goroutine]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight, color(r.Type), html.EscapeString(r.Type), float64(r.W)/1e6)
+				x0, row[r.Goroutine]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight, color(r.Type), html.EscapeString(r.Type), float64(r.CPU)/1e6)
 		}
 	})
 	drawPanel("Along wall time: light, the goroutine worked for the attempt; coloured, it ran", "ms since the attempt began", maxWall, func(i int, a *Attempt, row map[int64]int, _ int) {
@@ -366,17 +370,23 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 	return err
 }
 
-// mergeRects joins a row's consecutive bars of one colour that are less
-// than half a pixel apart at this scale: the drawing stays small, and no
-// bar grows by more than that half pixel.
+// mergeRects joins a row's consecutive bars of one colour across gaps, as
+// long as the gaps a bar swallows add up to at most half a pixel at this
+// scale: the drawing stays small, and no bar is more than half a pixel
+// longer than the CPU it stands for (which its tooltip gives).
 func mergeRects(rects []Rect, scale int64) []Rect {
 	halfPixel := scale / (2 * svgPlotWidth)
 	var out []Rect
+	gaps := map[int]int64{} // index in out -> the gaps it swallowed
 	last := map[int64]int{}
 	for _, r := range rects {
-		if j, ok := last[r.Goroutine]; ok && out[j].Type == r.Type && r.X-(out[j].X+out[j].W) <= halfPixel {
-			out[j].W = r.X + r.W - out[j].X
-			continue
+		if j, ok := last[r.Goroutine]; ok && out[j].Type == r.Type {
+			if gap := r.X - (out[j].X + out[j].W); gaps[j]+gap <= halfPixel {
+				gaps[j] += gap
+				out[j].W = r.X + r.W - out[j].X
+				out[j].CPU += r.CPU
+				continue
+			}
 		}
 		last[r.Goroutine] = len(out)
 		out = append(out, r)

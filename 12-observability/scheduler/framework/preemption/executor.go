@@ -229,6 +229,7 @@ func (e *Executor) prepareCandidateAsync(cycleCtx context.Context, c Candidate, 
 	ctx, task := trace.NewTask(ctx, "asyncPreemption")
 	go func() {
 		defer task.End()
+		defer trace.StartRegion(ctx, "asyncPreemption").End()
 		defer cancel()
 		startTime := time.Now()
 		failed := false
