@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
 
 // TestPodGroupSchedulingAlgorithm runs the simulation of a pod-group cycle
@@ -136,6 +137,9 @@ func TestScheduleOnePodGroup(t *testing.T) {
 		// group's order, for the members that were not bound.
 		wantConditions []string
 		wantGroup      string
+		// wantResult is the result the group's attempt counts as, in
+		// podgroup_schedule_attempts_total.
+		wantResult string
 	}{
 		{
 			name: "a gang of four with room for three binds none", nodes: 3, members: 4, group: makePodGroup("g", 4),
@@ -145,15 +149,16 @@ func TestScheduleOnePodGroup(t *testing.T) {
 				"False Unschedulable: minCount (4) cannot be satisfied: 3 scheduled, 0 remaining",
 				insufficient,
 			},
-			wantGroup: "False Unschedulable: minCount (4) cannot be satisfied: 3 scheduled, 0 remaining",
+			wantGroup:  "False Unschedulable: minCount (4) cannot be satisfied: 3 scheduled, 0 remaining",
+			wantResult: metrics.UnschedulableResult,
 		},
 		{
 			name: "a gang of four with room for four binds all", nodes: 4, members: 4, group: makePodGroup("g", 4),
-			wantBound: 4, wantGroup: "True Scheduled: ",
+			wantBound: 4, wantGroup: "True Scheduled: ", wantResult: metrics.ScheduledResult,
 		},
 		{
 			name: "minCount three of four with room for three binds three", nodes: 3, members: 4, group: makePodGroup("g", 3),
-			wantBound: 3, wantConditions: []string{insufficient}, wantGroup: "True Scheduled: ",
+			wantBound: 3, wantConditions: []string{insufficient}, wantGroup: "True Scheduled: ", wantResult: metrics.ScheduledResult,
 		},
 		{
 			name: "no node at all: the group is unschedulable, not an error", nodes: 0, members: 2, group: makePodGroup("g", 2),
@@ -161,12 +166,13 @@ func TestScheduleOnePodGroup(t *testing.T) {
 				"False Unschedulable: no nodes available to schedule pods",
 				"False Unschedulable: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
 			},
-			wantGroup: "False Unschedulable: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+			wantGroup:  "False Unschedulable: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+			wantResult: metrics.UnschedulableResult,
 		},
 		{
 			name: "a basic group binds what fits", nodes: 1, members: 2,
 			group:     &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "g"}, Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{Basic: &schedulingv1beta1.BasicSchedulingPolicy{}}}},
-			wantBound: 1, wantConditions: []string{"False Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."}, wantGroup: "True Scheduled: ",
+			wantBound: 1, wantConditions: []string{"False Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."}, wantGroup: "True Scheduled: ", wantResult: metrics.ScheduledResult,
 		},
 	}
 	for _, tt := range tests {
@@ -193,8 +199,29 @@ func TestScheduleOnePodGroup(t *testing.T) {
 			if !ok {
 				t.Fatalf("popped %T, want the pod group", entity)
 			}
+			groupMetrics := func() map[string]uint64 {
+				out := map[string]uint64{}
+				for _, r := range []string{metrics.ScheduledResult, metrics.UnschedulableResult, metrics.ErrorResult} {
+					labels := map[string]string{"result": r, "profile": DefaultSchedulerName}
+					out["attempts "+r] = uint64(counterValue(t, "scheduler_podgroup_schedule_attempts_total", labels))
+					out["durations "+r] = sampleCount(t, "scheduler_podgroup_scheduling_attempt_duration_seconds", labels)
+				}
+				out["algorithm"] = sampleCount(t, "scheduler_podgroup_scheduling_algorithm_duration_seconds", nil)
+				return out
+			}
+			before := groupMetrics()
 			sched.scheduleOnePodGroup(ctx, pgInfo)
 			sched.bindings.Wait()
+
+			grew := map[string]uint64{}
+			for k, v := range groupMetrics() {
+				if d := v - before[k]; d != 0 {
+					grew[k] = d
+				}
+			}
+			if diff := cmp.Diff(map[string]uint64{"attempts " + tt.wantResult: 1, "durations " + tt.wantResult: 1, "algorithm": 1}, grew); diff != "" {
+				t.Errorf("pod-group metrics that grew (-want, +got):\n%s", diff)
+			}
 
 			if diff := cmp.Diff(tt.wantBound, len(bindings(client))); diff != "" {
 				t.Errorf("members bound (-want, +got):\n%s", diff)
