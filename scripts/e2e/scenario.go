@@ -201,7 +201,7 @@ const SearchChapter = 10
 const PodGroupChapter = 11
 
 // LastChapter is the newest chapter a scenario may name.
-const LastChapter = 11
+const LastChapter = 12
 
 // AppliesTo says whether the chapter must pass the scenario.
 func (s *Scenario) AppliesTo(chapter int) bool {
