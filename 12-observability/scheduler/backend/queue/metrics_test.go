@@ -173,6 +173,22 @@ func TestIncomingEntities(t *testing.T) {
 	if diff := cmp.Diff([2]float64{before[0] + 1, before[1] + 1}, after); diff != "" {
 		t.Errorf("queue_incoming_{pods,entities}_total{active, NodeAdd} after a move from the pool (-want, +got):\n%s", diff)
 	}
+	// A member joins its group in activeQ: the group is taken out and put
+	// back, so its pods count again, but the group did not change queues.
+	q.AddPodGroup(logger, makePodGroup("g"))
+	q.Add(logger, makeMember("m1", "g"))
+	groups := func() float64 {
+		v, err := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingEntities.WithLabelValues("active", add, metrics.PodGroup))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	groupsBefore, podsBefore := groups(), incoming("active", add)[0]
+	q.Add(logger, makeMember("m2", "g"))
+	if diff := cmp.Diff([2]float64{groupsBefore, podsBefore + 2}, [2]float64{groups(), incoming("active", add)[0]}); diff != "" {
+		t.Errorf("queue_incoming_entities_total{active, %s, podgroup} and the pods' count after a member joined its group in activeQ (-want, +got):\n%s", add, diff)
+	}
 }
 
 // TestInFlightEventsMetric counts what the in-flight list holds, by event, in

@@ -366,7 +366,7 @@ func (p *PriorityQueue) addPod(logger klog.Logger, pod *v1.Pod, event string) {
 		p.addPodGroupMember(logger, pInfo, event)
 		return
 	}
-	if p.moveToActiveQ(logger, pInfo, event) {
+	if p.moveToActiveQ(logger, pInfo, event, "") {
 		p.cond.Broadcast()
 	}
 }
@@ -405,7 +405,7 @@ func (p *PriorityQueue) addPodGroupMember(logger klog.Logger, pInfo *framework.Q
 	rootInfo := p.workloadForest.buildQueuedPodGroupInfo(root)
 	rootInfo.AddPod(pInfo)
 	rootInfo.Timestamp = pInfo.Timestamp
-	if p.moveToActiveQ(logger, rootInfo, event) {
+	if p.moveToActiveQ(logger, rootInfo, event, "") {
 		p.cond.Broadcast()
 	}
 }
@@ -422,7 +422,7 @@ func (p *PriorityQueue) addToPodGroupIfExists(logger klog.Logger, pInfo *framewo
 	}
 	pgInfo := entity.(*framework.QueuedPodGroupInfo)
 	pgInfo.AddPod(pInfo)
-	if p.requeueEntity(logger, pgInfo, strategy, event) == activeQ {
+	if p.requeueEntity(logger, pgInfo, strategy, event, strategyQueue(strategy)) == activeQ {
 		p.cond.Broadcast()
 	}
 	return true
@@ -458,9 +458,8 @@ func (p *PriorityQueue) deleteFromAnyQueue(lookup framework.QueuedEntityInfo) (f
 // wakes Pop.
 //
 //workshop:part 06/1
-func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string) bool {
+func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.QueuedEntityInfo, event, from string) bool {
 	key := queuedEntityKeyFunc(entity)
-	from := p.queueOf(entity)
 	p.runPreEnqueuePlugins(logger, entity)
 	if entity.Gated() {
 		p.backoffQ.queue.Delete(entity)
@@ -492,7 +491,9 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 // named by target, coming from the queue named by from ("" for a new
 // one): its pods in queue_incoming_pods_total, every time, and the
 // entity itself, a pod or a pod group, in queue_incoming_entities_total,
-// only if it changed queues, as upstream's function of that name.
+// only if it changed queues, as upstream's function of that name. An
+// entity taken out to change (a pod group that gains or loses a member)
+// and put back comes from where it was: the callers say so.
 func recordIncomingEntitiesMetrics(target string, entity framework.QueuedEntityInfo, event, from string) {
 	metrics.SchedulerQueueIncomingPods.WithLabelValues(target, event).Add(float64(entity.Size()))
 	if from == target {
@@ -501,6 +502,18 @@ func recordIncomingEntitiesMetrics(target string, entity framework.QueuedEntityI
 	if label, ok := metrics.EntityToLabel(entity); ok {
 		metrics.SchedulerQueueIncomingEntities.WithLabelValues(target, event, label).Inc()
 	}
+}
+
+// strategyQueue names, as the metrics do, the queue that a strategy of
+// deleteFromAnyQueue puts an entity back in: the one it was taken from.
+func strategyQueue(s queueingStrategy) string {
+	switch s {
+	case queueImmediately:
+		return "active"
+	case queueAfterBackoff:
+		return "backoff"
+	}
+	return "unschedulable"
 }
 
 // queueOf names, as the metrics do, the queue that holds the entity:
@@ -628,8 +641,7 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 // holds the lock.
 //
 //workshop:part 07/2
-func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string) {
-	from := p.queueOf(entity)
+func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.QueuedEntityInfo, event, from string) {
 	p.deleteFromPool(queuedEntityKeyFunc(entity))
 	p.backoffQ.add(logger, entity, event)
 	recordIncomingEntitiesMetrics("backoff", entity, event, from)
@@ -643,17 +655,23 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.Queu
 // lock.
 //
 //workshop:part 07/3
-func (p *PriorityQueue) requeueEntity(logger klog.Logger, entity framework.QueuedEntityInfo, strategy queueingStrategy, event string) string {
+func (p *PriorityQueue) requeueEntity(logger klog.Logger, entity framework.QueuedEntityInfo, strategy queueingStrategy, event, from string) string {
 	if strategy == queueSkip {
+		// Counted when it comes into the pool, as upstream counts an
+		// entity new to its unschedulableEntities; from the pool to the
+		// pool, only its pods count.
+		if _, inPool := p.unschedulableEntities[queuedEntityKeyFunc(entity)]; !inPool {
+			recordIncomingEntitiesMetrics("unschedulable", entity, event, from)
+		}
 		p.addToPool(queuedEntityKeyFunc(entity), entity)
 		p.updateMetrics()
 		return unschedulableQ
 	}
 	if strategy == queueAfterBackoff && p.backoffQ.isEntityBackingoff(entity) {
-		p.moveToBackoffQ(logger, entity, event)
+		p.moveToBackoffQ(logger, entity, event, from)
 		return backoffQ
 	}
-	if p.moveToActiveQ(logger, entity, event) {
+	if p.moveToActiveQ(logger, entity, event, from) {
 		return activeQ
 	}
 	return unschedulableQ
@@ -730,7 +748,7 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	// (Upstream clears it here, clearPoppedEntity; Pop replaces it
 	// anyway.)
 	if p.determineSchedulingHintForInFlightPod(logger, pInfo) == queueAfterBackoff {
-		if p.requeueEntity(logger, pInfo, queueAfterBackoff, framework.ScheduleAttemptFailure) == activeQ {
+		if p.requeueEntity(logger, pInfo, queueAfterBackoff, framework.ScheduleAttemptFailure, "") == activeQ {
 			p.cond.Broadcast()
 		}
 		return nil
@@ -819,7 +837,7 @@ func (p *PriorityQueue) AddAttemptedPodGroupIfNeeded(logger klog.Logger, pgInfo 
 	if requeueWithoutBackoff {
 		strategy = queueImmediately
 	}
-	queue := p.requeueEntity(logger, rootInfo, strategy, framework.ScheduleAttemptFailure)
+	queue := p.requeueEntity(logger, rootInfo, strategy, framework.ScheduleAttemptFailure, "")
 	logger.V(3).Info("Pod group moved to an internal scheduling queue", "podGroup", klog.KObj(rootInfo), "queue", queue, "schedulingCycle", podSchedulingCycle, "pods", rootInfo.Size())
 	if queue == activeQ {
 		p.cond.Broadcast()
@@ -872,7 +890,7 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 	defer p.lock.Unlock()
 	activated := false
 	for _, entity := range p.backoffQ.popAllBackoffCompleted() {
-		if p.moveToActiveQ(logger, entity, framework.BackoffComplete) {
+		if p.moveToActiveQ(logger, entity, framework.BackoffComplete, "backoff") {
 			activated = true
 		}
 	}
@@ -1071,7 +1089,7 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 			p.UpdateNominatedPod(logger, oldPod, pInfo.PodInfo)
 			for _, evt := range events {
 				if p.isEntityWorthRequeuing(logger, entity, evt, oldPod, newPod) == queueAfterBackoff {
-					if p.requeueEntity(logger, entity, queueAfterBackoff, evt.Label()) == activeQ {
+					if p.requeueEntity(logger, entity, queueAfterBackoff, evt.Label(), "unschedulable") == activeQ {
 						p.cond.Broadcast()
 					}
 					return
@@ -1164,7 +1182,7 @@ func (p *PriorityQueue) deletePodGroupMember(logger klog.Logger, pod *v1.Pod) {
 		logger.V(5).Info("Pod group has no queued pods left", "podGroup", klog.KObj(pgInfo))
 		return
 	}
-	if p.requeueEntity(logger, pgInfo, strategy, framework.EventUnscheduledPodDelete.Label()) == activeQ {
+	if p.requeueEntity(logger, pgInfo, strategy, framework.EventUnscheduledPodDelete.Label(), strategyQueue(strategy)) == activeQ {
 		p.cond.Broadcast()
 	}
 }
@@ -1276,7 +1294,7 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	}
 	activated := false
 	for _, entity := range toMove {
-		if p.requeueEntity(logger, entity, queueAfterBackoff, event.Label()) == activeQ {
+		if p.requeueEntity(logger, entity, queueAfterBackoff, event.Label(), "unschedulable") == activeQ {
 			activated = true
 		}
 	}
@@ -1434,7 +1452,7 @@ func (p *PriorityQueue) flushUnschedulableEntitiesLeftover(logger klog.Logger) {
 	}
 	activated := false
 	for _, entity := range toMove {
-		if p.requeueEntity(logger, entity, queueAfterBackoff, framework.UnschedulableTimeout) == activeQ {
+		if p.requeueEntity(logger, entity, queueAfterBackoff, framework.UnschedulableTimeout, "unschedulable") == activeQ {
 			activated = true
 		}
 	}
@@ -1487,7 +1505,7 @@ func (p *PriorityQueue) activate(logger klog.Logger, lookup framework.QueuedEnti
 			return false
 		}
 	}
-	return p.moveToActiveQ(logger, entity, framework.ForceActivate)
+	return p.moveToActiveQ(logger, entity, framework.ForceActivate, p.queueOf(entity))
 }
 
 // GetPod returns the queued pod of that name, from any part of the queue,
