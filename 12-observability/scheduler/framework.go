@@ -651,6 +651,8 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleStat
 // after it. Every run<X>Plugin below does the same for its extension
 // point. The check comes first because some run once per node: with no
 // trace, a region would cost a call and a deferred call each time.
+//
+//workshop:part 12/1
 func (f *Framework) runPreFilterPlugin(ctx context.Context, pl fwk.PreFilterPlugin, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if trace.IsEnabled() {
 		defer trace.StartRegion(ctx, pl.Name()).End()
@@ -684,6 +686,7 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state fwk.CycleState, 
 	return nil
 }
 
+//workshop:part 12/1
 func (f *Framework) runFilterPlugin(ctx context.Context, pl fwk.FilterPlugin, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	if trace.IsEnabled() {
 		defer trace.StartRegion(ctx, pl.Name()).End()
@@ -988,6 +991,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 	return result, nil
 }
 
+//workshop:part 12/1
 func (f *Framework) runScorePlugin(ctx context.Context, pl fwk.ScorePlugin, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	if trace.IsEnabled() {
 		defer trace.StartRegion(ctx, pl.Name()).End()

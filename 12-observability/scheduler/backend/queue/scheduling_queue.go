@@ -494,6 +494,8 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 // only if it changed queues, as upstream's function of that name. An
 // entity taken out to change (a pod group that gains or loses a member)
 // and put back comes from where it was: the callers say so.
+//
+//workshop:part 12/2
 func recordIncomingEntitiesMetrics(target string, entity framework.QueuedEntityInfo, event, from string) {
 	metrics.SchedulerQueueIncomingPods.WithLabelValues(target, event).Add(float64(entity.Size()))
 	if from == target {
@@ -1141,12 +1143,15 @@ func (p *PriorityQueue) Delete(logger klog.Logger, pod *v1.Pod) {
 // is queued again; decreaseUnschedulableReasonMetric takes an entity's
 // pods out of it when they leave the queue, popped or deleted. So the
 // gauge says, per plugin, how many pods it holds back now.
+//
+//workshop:part 12/2
 func increaseUnschedulableReasonMetric(pInfo *framework.QueuedPodInfo) {
 	for plugin := range pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins) {
 		metrics.UnschedulableReason(plugin, pInfo.Pod.Spec.SchedulerName).Inc()
 	}
 }
 
+//workshop:part 12/2
 func decreaseUnschedulableReasonMetric(entity framework.QueuedEntityInfo) {
 	entity.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
 		for plugin := range pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins) {
@@ -1612,6 +1617,8 @@ func (p *PriorityQueue) IncompletePodGroupPods() []*v1.Pod {
 // the entities instead, pods on their own and pod groups apart: a group of
 // a hundred is one entity, and one scheduling cycle. The caller holds the
 // lock.
+//
+//workshop:part 12/2
 func (p *PriorityQueue) updateMetrics() {
 	metrics.ActivePods().Set(float64(p.activeQ.Size()))
 	metrics.BackoffPods().Set(float64(p.backoffQ.queue.Size()))

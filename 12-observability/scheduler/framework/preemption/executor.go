@@ -306,6 +306,8 @@ const preemptorType = "pod"
 // observeVictims records how many victims one preemption chose, and how
 // many PodDisruptionBudgets their eviction violates, as upstream's
 // function of that name does for a pod's preemption.
+//
+//workshop:part 12/3
 func observeVictims(c Candidate) {
 	metrics.PreemptionVictims.Observe(float64(len(c.Victims().Pods)))
 	if n := float64(c.Victims().NumPDBViolations); n > 0 {
