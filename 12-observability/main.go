@@ -1,8 +1,10 @@
-// Command mini-scheduler is chapter 11 of minisched: a scheduler that
-// schedules the pods of a PodGroup (scheduling.k8s.io/v1beta1, the
-// Workload API of KEP-4671) together: the queue holds a group as one
-// entity, and one pod-group cycle places every member or none. The
-// apiserver must serve the API (--feature-gates=GenericWorkload=true
+// Command mini-scheduler is chapter 12 of minisched: chapter 11's
+// scheduler, which schedules the pods of a PodGroup
+// (scheduling.k8s.io/v1beta1, the Workload API of KEP-4671) together,
+// observed: /metrics serves upstream's scheduler metrics, recorded where
+// upstream records them, and --trace-file writes a Go execution trace of
+// every attempt (make trace turns it into pictures). The apiserver must
+// serve the PodGroup API (--feature-gates=GenericWorkload=true
 // --runtime-config=scheduling.k8s.io/v1beta1=true). It mirrors
 // cmd/kube-scheduler/scheduler.go of k8s.io/kubernetes.
 //

@@ -80,7 +80,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		// Stopped last, after the scheduler and its binding goroutines
 		// have ended, so that every attempt's task is complete in it.
-		defer stopTrace()
+		defer func() {
+			if err := stopTrace(); err != nil {
+				klog.FromContext(ctx).Error(err, "Writing the trace file failed", "path", opts.TraceFile)
+			}
+		}()
 	}
 
 	logger := klog.FromContext(ctx)
@@ -126,7 +130,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 // startTrace starts Go's execution tracer, writing to path, and returns
 // the function that stops it and closes the file. The tracer records when
 // every goroutine runs, and the tasks and regions the scheduler marks; it
-// is off unless --trace-file is set (docs/benchmarks.md measures both).
+// is off unless --trace-file is set, and what it costs then grows with
+// the regions it records (one per plugin per node).
 func startTrace(path string) (func() error, error) {
 	f, err := os.Create(path)
 	if err != nil {

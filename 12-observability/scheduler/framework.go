@@ -765,7 +765,9 @@ func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state f
 // now runs on the node, so it can update what it computed at PreFilter.
 // Preemption's dry runs add and remove pods this way.
 func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state fwk.CycleState, podToSchedule *v1.Pod, podInfoToAdd fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
-	defer trace.StartRegion(ctx, metrics.PreFilterExtensionAddPod).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, metrics.PreFilterExtensionAddPod).End()
+	}
 	for _, pl := range f.preFilterPlugins {
 		if pl.PreFilterExtensions() == nil || state.GetSkipFilterPlugins().Has(pl.Name()) {
 			continue
@@ -780,7 +782,9 @@ func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state fwk.C
 // RunPreFilterExtensionRemovePod is RunPreFilterExtensionAddPod for a pod
 // taken off the node.
 func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state fwk.CycleState, podToSchedule *v1.Pod, podInfoToRemove fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
-	defer trace.StartRegion(ctx, metrics.PreFilterExtensionRemovePod).End()
+	if trace.IsEnabled() {
+		defer trace.StartRegion(ctx, metrics.PreFilterExtensionRemovePod).End()
+	}
 	for _, pl := range f.preFilterPlugins {
 		if pl.PreFilterExtensions() == nil || state.GetSkipFilterPlugins().Has(pl.Name()) {
 			continue
@@ -962,7 +966,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 		if pl.ScoreExtensions() == nil {
 			return
 		}
-		defer trace.StartRegion(ctx, metrics.ScoreExtensionNormalize).End()
+		if trace.IsEnabled() {
+			defer trace.StartRegion(ctx, metrics.ScoreExtensionNormalize).End()
+		}
 		if status := f.runScoreExtension(ctx, pl, state, pod, perPlugin[i]); !status.IsSuccess() {
 			errCh.SendWithCancel(fmt.Errorf("plugin %q failed with: %w", pl.Name(), status.AsError()), cancel)
 		}

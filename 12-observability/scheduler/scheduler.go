@@ -1,4 +1,4 @@
-// Package scheduler is chapter 11's whole scheduler. It mirrors
+// Package scheduler is chapter 12's whole scheduler. It mirrors
 // pkg/scheduler/scheduler.go of k8s.io/kubernetes (the Scheduler type, New
 // with functional options, buildQueueingHintMap, Run): shared informers feed
 // a cache of nodes and bound pods and a priority queue of pending pods; each
@@ -15,7 +15,9 @@
 // (parallelism). Pods that name a PodGroup (scheduling.k8s.io/v1beta1) are
 // queued with their group as one entity, and placed in one pod-group cycle
 // (schedule_one_podgroup.go): its members go to binding only if at least
-// minCount of them fit.
+// minCount of them fit. Every step records upstream's metrics, where
+// upstream records them, and marks itself in Go's execution trace when
+// one is being recorded (--trace-file).
 package scheduler
 
 import (

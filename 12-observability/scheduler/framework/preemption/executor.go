@@ -159,7 +159,9 @@ func (e *Executor) prepareCandidate(ctx context.Context, c Candidate, preemptor 
 	logger := klog.FromContext(ctx)
 	errCh := parallelize.NewResultChannel[error]()
 	e.fh.Parallelizer().Until(ctx, len(c.Victims().Pods), func(i int) {
-		defer trace.StartRegion(ctx, "PreemptPod").End()
+		if trace.IsEnabled() {
+			defer trace.StartRegion(ctx, "PreemptPod").End()
+		}
 		victim := c.Victims().Pods[i]
 		if victim.DeletionTimestamp != nil {
 			logger.V(2).Info("Victim Pod is already being deleted, skipping the API call for it", "preemptor", klog.KObj(preemptor), "node", c.Name(), "victim", klog.KObj(victim))
@@ -226,9 +228,16 @@ func (e *Executor) prepareCandidateAsync(cycleCtx context.Context, c Candidate, 
 	e.preempting.Insert(preemptor.UID)
 	e.mu.Unlock()
 
-	ctx, task := trace.NewTask(ctx, "asyncPreemption")
+	// A task of its own, under the preemptor's attempt, while a trace is
+	// recorded (trace.NewTask allocates even when none is).
+	endTask := func() {}
+	if trace.IsEnabled() {
+		var task *trace.Task
+		ctx, task = trace.NewTask(ctx, "asyncPreemption")
+		endTask = task.End
+	}
 	go func() {
-		defer task.End()
+		defer endTask()
 		defer trace.StartRegion(ctx, "asyncPreemption").End()
 		defer cancel()
 		startTime := time.Now()
@@ -257,7 +266,9 @@ func (e *Executor) prepareCandidateAsync(cycleCtx context.Context, c Candidate, 
 		if len(victimPods) > 1 {
 			errCh := parallelize.NewResultChannel[error]()
 			e.fh.Parallelizer().Until(ctx, len(victimPods)-1, func(i int) {
-				defer trace.StartRegion(ctx, "PreemptPod").End()
+				if trace.IsEnabled() {
+					defer trace.StartRegion(ctx, "PreemptPod").End()
+				}
 				if _, err := e.PreemptPod(ctx, c, preemptor, victimPods[i], pluginName); err != nil {
 					errCh.SendWithCancel(err, cancel)
 				}
