@@ -99,7 +99,7 @@ func try(root, tools, dir string) error {
 	return write(filepath.Join(dir, "01-initial-run.txt"), "go run ./01-initial -v=2   # its log while the two pods above were created; Ctrl-C stops it", schedLog.String())
 }
 
-// pageTests are the test commands the pages of 05-10 show, with -v.
+// pageTests are the test commands the pages of 05-12 show, with -v.
 var pageTests = []struct {
 	chapter string
 	runs    [][]string
@@ -119,9 +119,13 @@ var pageTests = []struct {
 		{"./11-gang-scheduling/scheduler/...", "-run", "^(TestPodGroupState|TestSnapshotAssumePod|TestPodGroupEntity|TestAddAttemptedPodGroupIfNeeded|TestDeletePodGroupMembers|TestSinglePodFailureDuringGroupCycle|TestPodGroupMetrics|TestPodGroupEvents|TestPodGroupSchedulingAlgorithm|TestScheduleOnePodGroup|TestPodGroupMembersAreValidated|TestPermitDoesNotCountRejectedMembers|TestSimulationKeepsNominations)$"},
 		{"./11-gang-scheduling/test/integration", "-run", "TestPodGroups"},
 	}},
+	{"12-observability", [][]string{
+		{"./12-observability/scheduler/...", "-run", "^(TestScheduleOneRecordsMetrics|TestAlgorithmDurationCoversTheAlgorithm|TestPluginEvaluationTotal|TestPluginDurationsAreSampled|TestScheduleOneSamplesOneCycleInTen|TestUnschedulablePodsByPlugin|TestQueuedEntities|TestIncomingEntities|TestInFlightEventsMetric|TestQueueingHintDuration|TestPreemptionMetrics|TestScheduleOnePodGroup|TestScheduleOneTrace|TestRegionsCostNothingWhenOff)$"},
+		{"./12-observability/test/integration", "-run", "TestCommandMetricsAndTrace"},
+	}},
 }
 
-// tests runs the test commands the pages of 05-11 show (of one chapter
+// tests runs the test commands the pages of 05-12 show (of one chapter
 // only, if chapter is not empty) and writes, for each, the lines of its -v
 // output that say what ran and how it ended (the tests' own logs are left
 // out: they run to thousands of lines).
