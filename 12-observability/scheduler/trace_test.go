@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -165,5 +166,61 @@ func TestRegionsCostNothingWhenOff(t *testing.T) {
 	defer trace.Stop()
 	if n := testing.AllocsPerRun(100, run); n == 0 {
 		t.Errorf("while tracing, a plugin run allocates nothing: no region was recorded")
+	}
+}
+
+// TestScheduleOnePodGroupTrace records a pod group's attempt: one
+// podGroupAttempt task, with a podGroupCycle region, and under it one
+// schedulingAttempt task per member, each with its algorithm's region and,
+// once bound, its binding cycle on a goroutine of its own.
+func TestScheduleOnePodGroupTrace(t *testing.T) {
+	ctx := testContext(t)
+	objs := []runtime.Object{makePodGroup("g", 2), makeNode("node-a").obj(), makeNode("node-b").obj()}
+	for _, name := range []string{"m-0", "m-1"} {
+		objs = append(objs, makePod(name).group("g").obj())
+	}
+	client := fake.NewClientset(objs...)
+	sched := newTestScheduler(t, ctx, client, events.NewFakeRecorder(100))
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	entity, err := sched.queue.Pop(klog.FromContext(ctx))
+	if err != nil {
+		trace.Stop()
+		t.Fatal(err)
+	}
+	pgInfo, ok := entity.(*framework.QueuedPodGroupInfo)
+	if !ok {
+		trace.Stop()
+		t.Fatalf("popped %T, want the pod group", entity)
+	}
+	sched.scheduleOnePodGroup(ctx, pgInfo)
+	sched.bindings.Wait()
+	trace.Stop()
+	var groups, members []*tracedAttempt
+	for _, a := range readTasks(t, buf.Bytes()) {
+		switch a.Type {
+		case "podGroupAttempt":
+			groups = append(groups, a)
+		case "schedulingAttempt":
+			members = append(members, a)
+		}
+	}
+	if len(groups) != 1 || !slices.Contains(groups[0].Regions, "podGroupCycle") || !slices.Contains(groups[0].Logs, "podGroup: default/g") {
+		t.Fatalf("pod group tasks %+v, want one with a podGroupCycle region and its name", groups)
+	}
+	var pods []string
+	for _, m := range members {
+		pods = append(pods, m.Logs[0])
+		for _, want := range []string{"podGroupPodSchedulingAlgorithm", "bindingCycle", "Bind"} {
+			if !slices.Contains(m.Regions, want) {
+				t.Errorf("member %s has no %s region; regions: %v", m.Logs[0], want, m.Regions)
+			}
+		}
+	}
+	slices.Sort(pods)
+	if diff := cmp.Diff([]string{"pod: default/m-0", "pod: default/m-1"}, pods); diff != "" {
+		t.Errorf("member tasks (-want, +got):\n%s", diff)
 	}
 }
