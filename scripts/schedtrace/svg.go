@@ -2,7 +2,6 @@ package schedtrace
 
 import (
 	"fmt"
-	"hash/fnv"
 	"html"
 	"io"
 	"regexp"
@@ -291,6 +290,7 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 		}
 		return strings.Compare(a, b)
 	})
+	color := colors(types)
 	rows := 0
 	for _, a := range attempts {
 		rows += 1 + len(a.Goroutines)
@@ -350,10 +350,16 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 				fmt.Fprintf(&b, `<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="#e8e8e8"/>`+"\n", x0, row[g]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight)
 			}
 		}
+		// The running stretches, joined as the CPU view's bars are, at
+		// this scale.
+		var pieces []Rect
 		for _, p := range a.Pieces {
-			x0, x1 := px(p.Start-a.Start, maxWall), px(p.End-a.Start, maxWall)
-			fmt.Fprintf(&b, `<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
-				x0, row[p.Goroutine]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight, color(p.Type), html.EscapeString(p.Type))
+			pieces = append(pieces, Rect{Goroutine: p.Goroutine, X: p.Start - a.Start, W: p.End - p.Start, Type: p.Type, CPU: p.End - p.Start})
+		}
+		for _, r := range mergeRects(pieces, maxWall) {
+			x0, x1 := px(r.X, maxWall), px(r.X+r.W, maxWall)
+			fmt.Fprintf(&b, `<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s"><title>%s: %.3f ms CPU</title></rect>`+"\n",
+				x0, row[r.Goroutine]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight, color(r.Type), html.EscapeString(r.Type), float64(r.CPU)/1e6)
 		}
 	})
 	// The legend: each region type, with its CPU time over the attempts.
@@ -394,8 +400,10 @@ func mergeRects(rects []Rect, scale int64) []Rect {
 	return out
 }
 
-// palette colours the region types; the scheduler's own phases have
-// fixed colours, plugins get one of the rest by their name.
+// The region types' colours: the scheduler's own phases have fixed
+// colours; the other types of a drawing (the plugins) take the palette's
+// in turn, the costliest first, so that no two share one until the
+// palette runs out.
 var fixed = map[string]string{
 	"schedulingCycle":                "#9e9e9e",
 	"bindingCycle":                   "#78909c",
@@ -417,15 +425,25 @@ var fixed = map[string]string{
 	"evaluate":                       "#ef9a9a",
 }
 
-var palette = []string{"#1b5e20", "#0277bd", "#4e342e", "#283593", "#00695c", "#ad1457", "#827717", "#37474f", "#6d4c41", "#5e35b1", "#2e7d32", "#d84315"}
+var palette = []string{"#2e7d32", "#0277bd", "#ad1457", "#827717", "#5e35b1", "#00838f", "#6d4c41", "#d84315", "#283593", "#558b2f", "#37474f", "#8e24aa"}
 
-func color(t string) string {
-	if c, ok := fixed[t]; ok {
-		return c
+func colors(types []string) func(string) string {
+	m := map[string]string{}
+	next := 0
+	for _, t := range types {
+		if c, ok := fixed[t]; ok {
+			m[t] = c
+			continue
+		}
+		m[t] = palette[next%len(palette)]
+		next++
 	}
-	h := fnv.New32a()
-	h.Write([]byte(t))
-	return palette[h.Sum32()%uint32(len(palette))]
+	return func(t string) string {
+		if c, ok := m[t]; ok {
+			return c
+		}
+		return "#000000"
+	}
 }
 
 func shorten(s string, n int) string {

@@ -55,7 +55,7 @@ func main() {
 }
 
 type options struct {
-	root, tools, chapter, scenario, in, out, pods, kind string
+	root, tools, chapter, scenario, in, out, pods, kind, title string
 	max                                                 int
 }
 
@@ -70,6 +70,7 @@ func run() error {
 	flag.StringVar(&o.pods, "pods", "", "draw the attempts of the pods (namespace/name) this regular expression matches")
 	flag.StringVar(&o.kind, "kind", "", "draw only attempts that preempted (preemption) or of pod groups (podgroup); default after the workload")
 	flag.IntVar(&o.max, "max", 3, "how many attempts the SVG draws")
+	flag.StringVar(&o.title, "title", "", "the SVG's title (default: the chapter and the workload, or the file's name)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
@@ -93,7 +94,7 @@ func run() error {
 	}
 	if o.in != "" {
 		base := filepath.Join(o.out, trimExt(filepath.Base(o.in)))
-		return convert(o.in, base, sel, "trace "+filepath.Base(o.in))
+		return convert(o.in, base, sel, or(o.title, "trace "+filepath.Base(o.in)))
 	}
 	n, err := strconv.Atoi(o.chapter)
 	if err != nil || n < firstTracingChapter {
@@ -117,7 +118,7 @@ func run() error {
 	if err := record(ctx, o, n, traceFile); err != nil {
 		return err
 	}
-	return convert(traceFile, filepath.Join(o.out, name), sel, fmt.Sprintf("chapter %02d, %s", n, o.scenario))
+	return convert(traceFile, filepath.Join(o.out, name), sel, or(o.title, fmt.Sprintf("chapter %02d, %s", n, o.scenario)))
 }
 
 // record runs the workload against the chapter, built without the race
@@ -265,6 +266,13 @@ func convert(in, base string, sel schedtrace.Selection, title string) error {
 	fmt.Printf("wrote %s.svg (%d attempts)\n", base, len(ids))
 	fmt.Printf("open the JSON in Perfetto: https://ui.perfetto.dev, \"Open trace file\" (the file stays in your browser); or: go tool trace %s\n", in)
 	return nil
+}
+
+func or(s, otherwise string) string {
+	if s != "" {
+		return s
+	}
+	return otherwise
 }
 
 func trimExt(name string) string {
