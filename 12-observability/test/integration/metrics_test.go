@@ -58,7 +58,7 @@ func TestCommandMetricsAndTrace(t *testing.T) {
 		got, err := placements(ctx, admin, ns)
 		return got["fits-1"] != "" && got["fits-2"] != "", err
 	})
-	waitUnschedulable(ctx, t, admin, ns, "too-big", "Insufficient cpu")
+	waitUnschedulable(ctx, t, admin, ns, "too-big", "")
 
 	var families map[string]*dto.MetricFamily
 	waitFor(ctx, t, "/metrics to count the three attempts", func() (bool, error) {
