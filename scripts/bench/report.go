@@ -189,6 +189,42 @@ func Judge(basic []Result, requeue []RequeueResult, chapter08, chapter06 string)
 	return append(checks, c)
 }
 
+// TracedSuffix names the run of a chapter with --trace-file on.
+const TracedSuffix = " (--trace-file)"
+
+// JudgeTrace reports what a trace costs (issue 30): the first chapter
+// with --trace-file (chapter, trace off) against the chapter before it,
+// which has no instrumentation to switch off, and the same chapter with
+// the trace on against off. The first is meant to be nothing
+// measurable: at least 0.95× in throughput, a margin below the noise
+// between runs at this size. Both give the CPU ms per pod too, which
+// moves less than the rate. The second has no target: it says what
+// recording every region costs.
+func JudgeTrace(basic []Result, before, chapter string) []Check {
+	byName := func(r Result) string { return r.Name }
+	perPod := func(r Result) float64 {
+		if r.Scheduled == 0 {
+			return 0
+		}
+		return 1000 * r.CPUSeconds / float64(r.Scheduled)
+	}
+	compare := func(ours, ref string, want float64) Check {
+		c := Check{Target: fmt.Sprintf("%s SchedulingBasic ≥ %.2f× %s", ours, want, ref), Measured: "not measured"}
+		if want == 0 {
+			c.Target = fmt.Sprintf("%s SchedulingBasic against %s", ours, ref)
+		}
+		a, okA := find(basic, byName, ours)
+		b, okB := find(basic, byName, ref)
+		if okA && okB && b.Throughput.Average > 0 {
+			r := a.Throughput.Average / b.Throughput.Average
+			c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s; %.2f vs %.2f CPU ms per pod)", r, a.Throughput.Average, b.Throughput.Average, perPod(a), perPod(b))
+			c.Met = r >= want && !a.DNF
+		}
+		return c
+	}
+	return []Check{compare(chapter, before, 0.95), compare(chapter+TracedSuffix, chapter, 0)}
+}
+
 // JudgeSearch checks issue 16's throughput target on the medians: chapter
 // 10's SchedulingBasic average at least 1.0× kube-scheduler with its
 // defaults, which stops searching as 10 does. Meant for scheduler_perf's

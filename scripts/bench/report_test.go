@@ -195,3 +195,38 @@ func TestSummaryMarkdown(t *testing.T) {
 		t.Errorf("summary (-want, +got):\n%s", diff)
 	}
 }
+
+func TestJudgeTrace(t *testing.T) {
+	row := func(name string, avg, cpu float64) Result {
+		return Result{Name: name, Throughput: Summary{Average: avg}, Scheduled: 1000, CPUSeconds: cpu}
+	}
+	tests := []struct {
+		name  string
+		basic []Result
+		want  []Check
+	}{
+		{
+			name:  "off within the margin, on slower",
+			basic: []Result{row("11-x", 200, 1.6), row("12-y", 196, 1.6), row("12-y"+TracedSuffix, 150, 2.4)},
+			want: []Check{
+				{Target: "12-y SchedulingBasic ≥ 0.95× 11-x", Measured: "0.98× (196.0 vs 200.0 pods/s; 1.60 vs 1.60 CPU ms per pod)", Met: true},
+				{Target: "12-y" + TracedSuffix + " SchedulingBasic against 12-y", Measured: "0.77× (150.0 vs 196.0 pods/s; 2.40 vs 1.60 CPU ms per pod)", Met: true},
+			},
+		},
+		{
+			name:  "off slower than the margin; on not measured",
+			basic: []Result{row("11-x", 200, 1.6), row("12-y", 180, 1.9)},
+			want: []Check{
+				{Target: "12-y SchedulingBasic ≥ 0.95× 11-x", Measured: "0.90× (180.0 vs 200.0 pods/s; 1.90 vs 1.60 CPU ms per pod)"},
+				{Target: "12-y" + TracedSuffix + " SchedulingBasic against 12-y", Measured: "not measured"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, JudgeTrace(tt.basic, "11-x", "12-y")); diff != "" {
+				t.Errorf("JudgeTrace (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}

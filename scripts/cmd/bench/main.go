@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -36,6 +37,10 @@ import (
 // firstRequeueChapter is the first chapter with a scheduling queue: before
 // it there is nothing to requeue.
 const firstRequeueChapter = 6
+
+// firstTracingChapter is the first chapter with --trace-file: the full run
+// measures it with the trace on too.
+const firstTracingChapter = 12
 
 func main() {
 	if err := run(); err != nil {
@@ -268,6 +273,15 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 		}
 		t := bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate}
 		basicTargets = append(basicTargets, t)
+		if c.Number == firstTracingChapter {
+			// Once more with its trace on: the two rows, and this one
+			// against the chapter before it, say what tracing costs, on
+			// and off (bench.JudgeTrace).
+			traced := t
+			traced.Name = c.Dir + bench.TracedSuffix
+			traced.Extra = append(slices.Clone(rate), "--trace-file="+filepath.Join(dir, c.Dir+".trace"))
+			basicTargets = append(basicTargets, traced)
+		}
 		if c.Number == o.profile {
 			pbin, err := bench.BuildProfiled(o.root, c, binDir, o.tiny)
 			if err != nil {
@@ -452,6 +466,9 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 	rep.BasicMedian, rep.RequeueMedian = bench.MedianBasic(rep.BasicRuns), bench.MedianRequeue(rep.RequeueRuns)
 	if !o.preemptionOnly && !o.basicOnly && !o.gangOnly {
 		rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
+	}
+	if slices.ContainsFunc(chapters, func(c e2e.Chapter) bool { return c.Number == firstTracingChapter }) && !o.preemptionOnly && !o.gangOnly {
+		rep.Targets = append(rep.Targets, bench.JudgeTrace(rep.BasicMedian, chapterDir(chapters, firstTracingChapter-1), chapterDir(chapters, firstTracingChapter))...)
 	}
 	if len(rep.LargeRuns) > 0 {
 		rep.LargeMedian = bench.MedianBasic(rep.LargeRuns)
