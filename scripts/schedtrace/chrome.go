@@ -32,20 +32,20 @@ import (
 const pid = 1
 
 type chromeEvent struct {
-	Name  string         `json:"name"`
-	Ph    string         `json:"ph"`
-	Cat   string         `json:"cat,omitempty"`
-	Ts    micros         `json:"ts"`
-	Dur   *micros        `json:"dur,omitempty"`
-	Tts   *micros        `json:"tts,omitempty"`
-	Tdur  *micros        `json:"tdur,omitempty"`
-	Pid   int            `json:"pid"`
-	Tid   int64          `json:"tid"`
-	S     string         `json:"s,omitempty"`
-	Bind  uint64         `json:"bind_id,omitempty"`
-	Out   bool           `json:"flow_out,omitempty"`
-	In    bool           `json:"flow_in,omitempty"`
-	Args  map[string]any `json:"args,omitempty"`
+	Name string         `json:"name"`
+	Ph   string         `json:"ph"`
+	Cat  string         `json:"cat,omitempty"`
+	Ts   micros         `json:"ts"`
+	Dur  *micros        `json:"dur,omitempty"`
+	Tts  *micros        `json:"tts,omitempty"`
+	Tdur *micros        `json:"tdur,omitempty"`
+	Pid  int            `json:"pid"`
+	Tid  int64          `json:"tid"`
+	S    string         `json:"s,omitempty"`
+	Bind uint64         `json:"bind_id,omitempty"`
+	Out  bool           `json:"flow_out,omitempty"`
+	In   bool           `json:"flow_in,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
 }
 
 // micros is a time in nanoseconds, written in microseconds.

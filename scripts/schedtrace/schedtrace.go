@@ -67,8 +67,8 @@ type Task struct {
 	// Goroutine began the task.
 	Goroutine int64
 	Logs      []Log
-	Regions    []*Region
-	Children   []*Task
+	Regions   []*Region
+	Children  []*Task
 }
 
 // Log is one runtime/trace log message.

@@ -56,7 +56,7 @@ func main() {
 
 type options struct {
 	root, tools, chapter, scenario, in, out, pods, kind, title string
-	max                                                 int
+	max                                                        int
 }
 
 func run() error {
