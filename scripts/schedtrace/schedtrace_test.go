@@ -309,3 +309,27 @@ func TestMergeRects(t *testing.T) {
 		t.Errorf("%d bars: the two goroutines' turns were merged into one bar each", len(got))
 	}
 }
+
+// TestCoalesce joins a row's bars that span less than a pixel together,
+// in the colour of the type with the most CPU, and keeps their CPU; bars
+// of other rows, and bars that would make a group wider than a pixel, stay
+// apart.
+func TestCoalesce(t *testing.T) {
+	// A pixel is 100 ns at this scale.
+	scale := int64(svgPlotWidth * 100)
+	got := coalesce([]Rect{
+		{Goroutine: 1, X: 0, W: 20, Type: "NodeName", CPU: 20},
+		{Goroutine: 1, X: 20, W: 50, Type: "NodeResourcesFit", CPU: 50},
+		{Goroutine: 2, X: 70, W: 10, Type: "Score", CPU: 10},
+		{Goroutine: 1, X: 80, W: 10, Type: "TaintToleration", CPU: 10},
+		{Goroutine: 1, X: 90, W: 100, Type: "NodeAffinity", CPU: 100},
+	}, scale)
+	want := []Rect{
+		{Goroutine: 1, X: 0, W: 90, Type: "NodeResourcesFit", CPU: 80},
+		{Goroutine: 2, X: 70, W: 10, Type: "Score", CPU: 10},
+		{Goroutine: 1, X: 90, W: 100, Type: "NodeAffinity", CPU: 100},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("coalesce (-want, +got):\n%s", diff)
+	}
+}

@@ -337,7 +337,7 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 	}
 	px := func(v, scale int64) float64 { return svgLabelWidth + float64(v)/float64(scale)*svgPlotWidth }
 	drawPanel("Along CPU time: a bar's length is the CPU its goroutine spent; waiting takes no room", "ms of CPU since the attempt began", maxCPU, func(i int, a *Attempt, row map[int64]int, _ int) {
-		for _, r := range mergeRects(layouts[i], maxCPU) {
+		for _, r := range coalesce(mergeRects(layouts[i], maxCPU), maxCPU) {
 			x0, x1 := px(r.X, maxCPU), px(r.X+r.W, maxCPU)
 			fmt.Fprintf(&b, `<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s"><title>%s: %.3f ms CPU</title></rect>`+"\n",
 				x0, row[r.Goroutine]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight, color(r.Type), html.EscapeString(r.Type), float64(r.CPU)/1e6)
@@ -356,7 +356,7 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 		for _, p := range a.Pieces {
 			pieces = append(pieces, Rect{Goroutine: p.Goroutine, X: p.Start - a.Start, W: p.End - p.Start, Type: p.Type, CPU: p.End - p.Start})
 		}
-		for _, r := range mergeRects(pieces, maxWall) {
+		for _, r := range coalesce(mergeRects(pieces, maxWall), maxWall) {
 			x0, x1 := px(r.X, maxWall), px(r.X+r.W, maxWall)
 			fmt.Fprintf(&b, `<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s"><title>%s: %.3f ms CPU</title></rect>`+"\n",
 				x0, row[r.Goroutine]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight, color(r.Type), html.EscapeString(r.Type), float64(r.CPU)/1e6)
@@ -398,6 +398,50 @@ func mergeRects(rects []Rect, scale int64) []Rect {
 		out = append(out, r)
 	}
 	return out
+}
+
+// coalesce joins, in each row, the bars that together span less than a
+// pixel at this scale, whatever their types, with no more than half a
+// pixel of gaps between them: at that size the eye sees one bar, so it is
+// drawn as one, in the colour of the type with the most CPU in it, and
+// the drawing keeps to about one bar per pixel of a row instead of one
+// per plugin per node. The bars it returns keep their CPU.
+func coalesce(rects []Rect, scale int64) []Rect {
+	pixel := scale / svgPlotWidth
+	type group struct {
+		r     Rect
+		gaps  int64
+		byCPU map[string]int64
+	}
+	var out []*group
+	last := map[int64]*group{}
+	for _, r := range rects {
+		if g, ok := last[r.Goroutine]; ok {
+			end := g.r.X + g.r.W
+			if gap := r.X - end; gap >= 0 && g.gaps+gap <= pixel/2 && r.X+r.W-g.r.X <= pixel {
+				g.gaps += gap
+				g.r.W = r.X + r.W - g.r.X
+				g.r.CPU += r.CPU
+				g.byCPU[r.Type] += r.CPU
+				continue
+			}
+		}
+		g := &group{r: r, byCPU: map[string]int64{r.Type: r.CPU}}
+		last[r.Goroutine] = g
+		out = append(out, g)
+	}
+	res := make([]Rect, len(out))
+	for i, g := range out {
+		best := g.r.Type
+		for t, c := range g.byCPU {
+			if c > g.byCPU[best] || (c == g.byCPU[best] && t < best) {
+				best = t
+			}
+		}
+		g.r.Type = best
+		res[i] = g.r
+	}
+	return res
 }
 
 // The region types' colours: the scheduler's own phases have fixed
