@@ -216,7 +216,10 @@ func upstreamScheduler(toolsDir, dir, file string, config func(kubeconfig string
 				panic(err) // the directory was created by the caller
 			}
 			host, port, _ := strings.Cut(addr, ":")
-			return []string{"--config=" + cfg, "--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+			// /debug/pprof/* too: make trace and the benchmark's
+			// profiles read kube-scheduler's execution trace and CPU
+			// profile there (enableProfiling is on by default).
+			return []string{"--config=" + cfg, "--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
 				"--bind-address=" + host, "--secure-port=" + port}
 		},
 	}, nil
