@@ -3,8 +3,6 @@ package scheduler
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"runtime/trace"
 	"slices"
 	"testing"
@@ -18,60 +16,15 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	exptrace "golang.org/x/exp/trace"
+	"minisched/12-observability/internal/tracetest"
 )
 
-// tracedAttempt is what an execution trace says of one task.
-type tracedAttempt struct {
-	Type string
-	// Logs are the task's log messages, "category: message".
-	Logs []string
-	// Regions are the region types, in the order they began, and
-	// Goroutines how many goroutines ran them.
-	Regions    []string
-	Goroutines int
-}
-
-// readTasks reads an execution trace and returns its tasks by ID.
-func readTasks(t *testing.T, data []byte) map[exptrace.TaskID]*tracedAttempt {
+// readTasks reads the tasks of an execution trace.
+func readTasks(t *testing.T, data []byte) map[uint64]*tracetest.Task {
 	t.Helper()
-	r, err := exptrace.NewReader(bytes.NewReader(data))
+	tasks, err := tracetest.Read(data)
 	if err != nil {
 		t.Fatal(err)
-	}
-	tasks := map[exptrace.TaskID]*tracedAttempt{}
-	goroutines := map[exptrace.TaskID]map[exptrace.GoID]bool{}
-	get := func(id exptrace.TaskID) *tracedAttempt {
-		if tasks[id] == nil {
-			tasks[id] = &tracedAttempt{}
-			goroutines[id] = map[exptrace.GoID]bool{}
-		}
-		return tasks[id]
-	}
-	for {
-		ev, err := r.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev.Kind() {
-		case exptrace.EventTaskBegin:
-			get(ev.Task().ID).Type = ev.Task().Type
-		case exptrace.EventLog:
-			l := ev.Log()
-			a := get(l.Task)
-			a.Logs = append(a.Logs, l.Category+": "+l.Message)
-		case exptrace.EventRegionBegin:
-			reg := ev.Region()
-			a := get(reg.Task)
-			a.Regions = append(a.Regions, reg.Type)
-			goroutines[reg.Task][ev.Goroutine()] = true
-		}
-	}
-	for id, a := range tasks {
-		a.Goroutines = len(goroutines[id])
 	}
 	return tasks
 }
@@ -94,12 +47,7 @@ func TestScheduleOneTrace(t *testing.T) {
 	sched.scheduleOnePod(ctx, popped(t, sched, pod))
 	sched.bindings.Wait()
 	trace.Stop()
-	var attempts []*tracedAttempt
-	for _, a := range readTasks(t, buf.Bytes()) {
-		if a.Type == "schedulingAttempt" {
-			attempts = append(attempts, a)
-		}
-	}
+	attempts := tracetest.OfType(readTasks(t, buf.Bytes()), "schedulingAttempt")
 	if len(attempts) != 1 {
 		t.Fatalf("%d schedulingAttempt tasks, want 1", len(attempts))
 	}
@@ -114,8 +62,8 @@ func TestScheduleOneTrace(t *testing.T) {
 	}
 	// The scheduling loop, the binding goroutine, and at least one
 	// worker of the Filter and Score loops.
-	if a.Goroutines < 3 {
-		t.Errorf("the attempt's regions ran on %d goroutines, want at least 3", a.Goroutines)
+	if len(a.Goroutines) < 3 {
+		t.Errorf("the attempt's regions ran on %d goroutines, want at least 3", len(a.Goroutines))
 	}
 }
 
@@ -198,15 +146,8 @@ func TestScheduleOnePodGroupTrace(t *testing.T) {
 	sched.scheduleOnePodGroup(ctx, pgInfo)
 	sched.bindings.Wait()
 	trace.Stop()
-	var groups, members []*tracedAttempt
-	for _, a := range readTasks(t, buf.Bytes()) {
-		switch a.Type {
-		case "podGroupAttempt":
-			groups = append(groups, a)
-		case "schedulingAttempt":
-			members = append(members, a)
-		}
-	}
+	tasks := readTasks(t, buf.Bytes())
+	groups, members := tracetest.OfType(tasks, "podGroupAttempt"), tracetest.OfType(tasks, "schedulingAttempt")
 	if len(groups) != 1 || !slices.Contains(groups[0].Regions, "podGroupCycle") || !slices.Contains(groups[0].Logs, "podGroup: default/g") {
 		t.Fatalf("pod group tasks %+v, want one with a podGroupCycle region and its name", groups)
 	}

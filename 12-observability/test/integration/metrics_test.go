@@ -2,22 +2,23 @@ package integration
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
-	exptrace "golang.org/x/exp/trace"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2/ktesting"
+
+	"minisched/12-observability/internal/tracetest"
 )
 
 // TestCommandMetricsAndTrace runs the binary against a real apiserver with
@@ -156,41 +157,25 @@ func value(families map[string]*dto.MetricFamily, name string, labels map[string
 }
 
 // tracedPods counts, per pod, the schedulingAttempt tasks of an execution
-// trace, by the pod each task's first log names.
+// trace file, by the pod each task's first log names.
 func tracedPods(t *testing.T, path string) map[string]int {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r, err := exptrace.NewReader(f)
+	tasks, err := tracetest.Read(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	attempts := map[exptrace.TaskID]bool{}
 	pods := map[string]int{}
-	for {
-		ev, err := r.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev.Kind() {
-		case exptrace.EventTaskBegin:
-			if ev.Task().Type == "schedulingAttempt" {
-				attempts[ev.Task().ID] = true
-			}
-		case exptrace.EventLog:
-			if l := ev.Log(); attempts[l.Task] && l.Category == "pod" {
-				pods[l.Message]++
-			}
+	for _, task := range tracetest.OfType(tasks, "schedulingAttempt") {
+		if len(task.Logs) > 0 && strings.HasPrefix(task.Logs[0], "pod: ") {
+			pods[strings.TrimPrefix(task.Logs[0], "pod: ")]++
 		}
 	}
 	if len(pods) == 0 {
-		t.Errorf("the trace names no pod in its %d schedulingAttempt tasks", len(attempts))
+		t.Errorf("the trace names no pod in its %d tasks", len(tasks))
 	}
 	return pods
 }

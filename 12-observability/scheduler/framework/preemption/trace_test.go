@@ -3,21 +3,20 @@ package preemption
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"runtime/trace"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	exptrace "golang.org/x/exp/trace"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	"k8s.io/klog/v2/ktesting"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+
+	"minisched/12-observability/internal/tracetest"
 )
 
 // TestAsyncPreemptionTrace evicts two victims asynchronously while a trace
@@ -48,38 +47,15 @@ func TestAsyncPreemptionTrace(t *testing.T) {
 	waitDone(t, e, preemptor)
 	trace.Stop()
 
-	r, err := exptrace.NewReader(&buf)
+	tasks, err := tracetest.Read(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := map[exptrace.TaskID]string{}
-	parents := map[exptrace.TaskID]exptrace.TaskID{}
-	regions := map[string][]string{}
-	for {
-		ev, err := r.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev.Kind() {
-		case exptrace.EventTaskBegin:
-			types[ev.Task().ID], parents[ev.Task().ID] = ev.Task().Type, ev.Task().Parent
-		case exptrace.EventRegionBegin:
-			regions[types[ev.Region().Task]] = append(regions[types[ev.Region().Task]], ev.Region().Type)
-		}
+	async := tracetest.OfType(tasks, "asyncPreemption")
+	if len(async) != 1 || tasks[async[0].Parent] == nil || tasks[async[0].Parent].Type != "schedulingAttempt" {
+		t.Fatalf("asyncPreemption tasks %+v: want one, under the schedulingAttempt", async)
 	}
-	var async exptrace.TaskID
-	for id, typ := range types {
-		if typ == "asyncPreemption" {
-			async = id
-		}
-	}
-	if async == 0 || types[parents[async]] != "schedulingAttempt" {
-		t.Fatalf("tasks %v (parents %v): want an asyncPreemption task under the schedulingAttempt", types, parents)
-	}
-	if diff := cmp.Diff([]string{"asyncPreemption", "PreemptPod", "PreemptPod"}, regions["asyncPreemption"]); diff != "" {
+	if diff := cmp.Diff([]string{"asyncPreemption", "PreemptPod", "PreemptPod"}, async[0].Regions); diff != "" {
 		t.Errorf("regions of the asyncPreemption task (-want, +got):\n%s", diff)
 	}
 }
