@@ -120,7 +120,7 @@ var pageTests = []struct {
 		{"./11-gang-scheduling/test/integration", "-run", "TestPodGroups"},
 	}},
 	{"12-observability", [][]string{
-		{"./12-observability/scheduler/...", "-run", "^(TestScheduleOneRecordsMetrics|TestAlgorithmDurationCoversTheAlgorithm|TestPluginEvaluationTotal|TestPluginDurationsAreSampled|TestScheduleOneSamplesOneCycleInTen|TestUnschedulablePodsByPlugin|TestQueuedEntities|TestIncomingEntities|TestInFlightEventsMetric|TestQueueingHintDuration|TestPreemptionMetrics|TestScheduleOnePodGroup|TestScheduleOneTrace|TestRegionsCostNothingWhenOff)$"},
+		{"./12-observability/scheduler/...", "-run", "^(TestScheduleOneRecordsMetrics|TestAlgorithmDurationCoversTheAlgorithm|TestPluginEvaluationTotal|TestPluginDurationsAreSampled|TestScheduleOneSamplesOneCycleInTen|TestUnschedulablePodsByPlugin|TestQueuedEntities|TestIncomingEntities|TestInFlightEventsMetric|TestQueueingHintDuration|TestPreemptionMetrics|TestScheduleOnePodGroup|TestScheduleOneTrace|TestScheduleOnePodGroupTrace|TestAsyncPreemptionTrace|TestRegionsCostNothingWhenOff)$"},
 		{"./12-observability/test/integration", "-run", "TestCommandMetricsAndTrace"},
 	}},
 }
