@@ -12,6 +12,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	"minisched/07-backoff/scheduler"
+	backendqueue "minisched/07-backoff/scheduler/backend/queue"
 	"minisched/07-backoff/scheduler/metrics"
 )
 
@@ -147,6 +148,13 @@ func TestSchedulingQueue(t *testing.T) {
 			createPod(ctx, t, admin, p)
 			waitUnschedulable(ctx, t, admin, ns, name, "")
 		}
+		// The node comes once both pods have waited out their backoff, so
+		// that its event moves both to activeQ, which orders by priority.
+		// A pod still backing off would go to backoffQ instead, which
+		// orders by the end of the backoff: low's ends first, and low
+		// would take the room. Both failed before high's condition was
+		// seen, so one initial backoff from now is enough.
+		time.Sleep(backendqueue.DefaultPodInitialBackoffDuration)
 		if _, err := admin.CoreV1().Nodes().Create(ctx, withLabel(node("prio"), "pool", "prio"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
