@@ -61,6 +61,9 @@ type Env struct {
 	// schedulers'.
 	Client kubernetes.Interface
 	LogDir string
+	// ProfileWindow, if not zero, profiles each preemption and gang run's
+	// first ProfileWindow of its measured phase (profileWindow).
+	ProfileWindow time.Duration
 }
 
 // Result is one SchedulingBasic run of one target.
@@ -83,6 +86,9 @@ type Result struct {
 	CPUSeconds float64 `json:"cpuSeconds"`
 	// Phases, for the preemption workloads, splits a preemptor's time.
 	Phases *Phases `json:"phases,omitempty"`
+	// Profile is the CPU profile of the run's first Env.ProfileWindow,
+	// when there is one.
+	Profile string `json:"profile,omitempty"`
 }
 
 // measured labels the pods whose scheduling is measured.

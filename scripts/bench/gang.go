@@ -90,6 +90,7 @@ func (e *Env) RunGangScheduling(ctx context.Context, t Target, cfg GangConfig, r
 	cpuAtStart, _ = cpuSeconds(proc.Pid())
 	s := newSampler(time.Second)
 	start := time.Now()
+	profiled := e.profileWindow(ctx, t, proc, ns)
 	createErr := make(chan error, 1)
 	go func() {
 		createErr <- forEach(ctx, pods, func(i int) error {
@@ -121,6 +122,9 @@ func (e *Env) RunGangScheduling(ctx context.Context, t Target, cfg GangConfig, r
 	}
 	res.Throughput = Summarize(s.samples)
 	if err := <-createErr; err != nil && !res.DNF {
+		return res, err
+	}
+	if res.Profile, err = profiled(); err != nil {
 		return res, err
 	}
 	if proc.Exited() {

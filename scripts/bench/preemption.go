@@ -249,6 +249,7 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	preemptor := podTemplate{CPU: "3970m", PriorityClassName: high, Labels: map[string]string{preemptorLabel: "true"}, Graceless: true}
 	s := newSampler(time.Second)
 	start := time.Now()
+	profiled := e.profileWindow(ctx, t, proc, ns)
 	measureCtx, stopMeasure := context.WithCancel(ctx)
 	defer stopMeasure()
 	createErr := make(chan error, 2)
@@ -300,6 +301,9 @@ func (e *Env) RunPreemption(ctx context.Context, workload string, t Target, cfg 
 	res.PeakRSS, _ = peakRSS(proc.Pid())
 	if cpu, err := cpuSeconds(proc.Pid()); err == nil {
 		res.CPUSeconds = cpu - cpuAtStart
+	}
+	if res.Profile, err = profiled(); err != nil {
+		return res, err
 	}
 	// The preemptors created while measuring may still be on their way:
 	// their phases need them bound (not counted in the throughput).

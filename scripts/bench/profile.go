@@ -1,12 +1,17 @@
 package bench
 
 import (
+	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"minisched/scripts/e2e"
 )
@@ -105,4 +110,81 @@ func TopFunctions(bin, profile string, n int) ([]byte, error) {
 // toggleProfile sends the profiling hook its signal.
 func toggleProfile(proc *e2e.Process) error {
 	return syscall.Kill(proc.Pid(), syscall.SIGUSR1)
+}
+
+// profileWindow profiles a scheduler for the first Env.ProfileWindow of a
+// measured phase, for make bench's --profile-window: a chapter built with
+// the hook (t.Profile set) by its signal, kube-scheduler from its
+// /debug/pprof/profile. The window is the same for both, so the two
+// profiles weigh the same work. It returns a function that waits for the
+// profile and says where it is: beside the run's log, named after it.
+func (e *Env) profileWindow(ctx context.Context, t Target, proc *e2e.Process, ns string) func() (string, error) {
+	if e.ProfileWindow <= 0 {
+		return func() (string, error) { return "", nil }
+	}
+	path := filepath.Join(e.LogDir, ns+".cpu.pprof")
+	done := make(chan error, 1)
+	switch {
+	case t.Sched.Upstream:
+		go func() { done <- fetchProfile(ctx, proc.Addr(), e.ProfileWindow, path) }()
+	case t.Profile != "":
+		if err := toggleProfile(proc); err != nil {
+			done <- err
+			break
+		}
+		go func() {
+			select {
+			case <-ctx.Done():
+				done <- ctx.Err()
+				return
+			case <-time.After(e.ProfileWindow):
+			}
+			if err := toggleProfile(proc); err != nil {
+				done <- err
+				return
+			}
+			if err := waitFor(ctx, 30*time.Second, func() bool { _, err := os.Stat(t.Profile); return err == nil }); err != nil {
+				done <- fmt.Errorf("no CPU profile at %s: %w", t.Profile, err)
+				return
+			}
+			done <- os.Rename(t.Profile, path)
+		}()
+	default:
+		done <- fmt.Errorf("%s was not built with the profiling hook", t.Name)
+	}
+	return func() (string, error) {
+		if err := <-done; err != nil {
+			return "", fmt.Errorf("profiling %s: %w", t.Name, err)
+		}
+		return path, nil
+	}
+}
+
+// fetchProfile reads kube-scheduler's CPU profile of the next d from its
+// secure port (a self-signed certificate; the harness allows
+// /debug/pprof/* without authorization) into path.
+func fetchProfile(ctx context.Context, addr string, d time.Duration, path string) error {
+	url := fmt.Sprintf("https://%s/debug/pprof/profile?seconds=%d", addr, int(d.Round(time.Second)/time.Second))
+	client := &http.Client{Timeout: d + 30*time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // a local process we started
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

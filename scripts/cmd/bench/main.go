@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -78,6 +79,53 @@ type options struct {
 	// profiled once more at that size.
 	large        bench.Config
 	largeProfile int
+	// profileWindow, with --preemption-only or --gang-only, profiles each
+	// run's first profileWindow of its measured phase, kube-scheduler's
+	// too, and prints each profile's pprof -top.
+	profileWindow time.Duration
+}
+
+// onlyTarget builds a chapter for --preemption-only or --gang-only: with
+// the profiling hook when --profile-window asks for profiles.
+func onlyTarget(o options, c e2e.Chapter, binDir string, rate []string) (bench.Target, error) {
+	if o.profileWindow == 0 {
+		bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
+		if err != nil {
+			return bench.Target{}, err
+		}
+		return bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate}, nil
+	}
+	bin, err := bench.BuildProfiled(o.root, c, binDir, o.tiny)
+	if err != nil {
+		return bench.Target{}, err
+	}
+	path := filepath.Join(binDir, c.Dir+".cpu.pprof")
+	s := bench.ProfiledScheduler(c, bin, path)
+	s.Label = c.Dir
+	return bench.Target{Name: c.Dir, Sched: &s, Extra: rate, Profile: path}, nil
+}
+
+// printProfile prints the pprof -top of a run's profile, if it has one,
+// and keeps it beside the profile.
+func printProfile(t bench.Target, r bench.Result, window time.Duration) error {
+	if r.Profile == "" {
+		return nil
+	}
+	// The binary resolves the profile's symbols: env's last argument for
+	// a chapter built with the hook, the first for kube-scheduler.
+	bin := t.Sched.Command[0]
+	if !t.Sched.Upstream {
+		bin = t.Sched.Command[len(t.Sched.Command)-1]
+	}
+	top, err := bench.TopFunctions(bin, r.Profile, 40)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(strings.TrimSuffix(r.Profile, ".pprof")+".top.txt", top, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "CPU profile of %s, the first %s measured: %s\n%s", t.Name, window, r.Profile, top)
+	return nil
 }
 
 // largeChapter says whether a chapter runs at the large size: 08 scores
@@ -130,6 +178,7 @@ func run() error {
 	flag.BoolVar(&o.preemptionOnly, "preemption-only", false, "run only PreemptionBasic and PreemptionAsync (chapters 09 on and kube-scheduler like 09); not with --docs")
 	flag.BoolVar(&o.gangOnly, "gang-only", false, "run only GangScheduling (chapters 11 on and kube-scheduler like 11); not with --docs")
 	flag.BoolVar(&o.basicOnly, "basic-only", false, "run only SchedulingBasic, with kube-scheduler's defaults and, from chapter 10 on, kube-scheduler like 10 as references (no bind ceiling, no kube-scheduler like 08); not with --docs")
+	flag.DurationVar(&o.profileWindow, "profile-window", 0, "with --preemption-only or --gang-only: CPU-profile every scheduler, kube-scheduler too, for the first DURATION of each run's measured phase, and print each profile's pprof -top (the profiles stay beside the logs)")
 	docsFrom := flag.String("docs-from", "", "write the docs' tables from a run's results.json, measuring nothing: the figures stay that run's (the profiles it wrote are kept)")
 	flag.BoolVar(&o.docs, "docs", false, "write every table to docs/data/bench*.{json,md,svg,txt} and regenerate docs/benchmarks.md (every chapter, every workload, one run)")
 	flag.Parse()
@@ -160,6 +209,9 @@ func run() error {
 	}
 	if o.preemptionOnly && o.gangOnly {
 		return fmt.Errorf("--preemption-only and --gang-only: choose one")
+	}
+	if o.profileWindow != 0 && (o.profileWindow < time.Second || !(o.preemptionOnly || o.gangOnly)) {
+		return fmt.Errorf("--profile-window needs --preemption-only or --gang-only, and a window of a second or more")
 	}
 	if o.docs && (o.preemptionOnly || o.gangOnly || o.chapters != "") {
 		// Every figure of the docs comes from one run on one machine.
@@ -244,24 +296,19 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 		basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
 	}
 	for _, c := range chapters {
-		if o.gangOnly {
-			if c.Number >= e2e.PodGroupChapter {
-				bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				gangTargets = append(gangTargets, bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate})
+		if o.gangOnly || o.preemptionOnly {
+			first, targets := e2e.PreemptionChapter, &preemptionTargets
+			if o.gangOnly {
+				first, targets = e2e.PodGroupChapter, &gangTargets
 			}
-			continue
-		}
-		if o.preemptionOnly {
-			if c.Number >= e2e.PreemptionChapter {
-				bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				preemptionTargets = append(preemptionTargets, bench.Target{Name: c.Dir, Sched: &e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{bin}}, Extra: rate})
+			if c.Number < first {
+				continue
 			}
+			t, err := onlyTarget(o, c, binDir, rate)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			*targets = append(*targets, t)
 			continue
 		}
 		// The race detector makes a scheduler several times slower: the
@@ -372,7 +419,7 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 	}()
 	// The driver creates and lists faster than any scheduler binds.
 	cl.Config.QPS, cl.Config.Burst = 5000, 5000
-	env := &bench.Env{Cluster: cl, Client: kubernetes.NewForConfigOrDie(cl.Config), LogDir: dir}
+	env := &bench.Env{Cluster: cl, Client: kubernetes.NewForConfigOrDie(cl.Config), LogDir: dir, ProfileWindow: o.profileWindow}
 
 	rep = &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue, Preemption: o.preemption, Gang: o.gang, Large: o.large}
 	for run := 1; run <= o.runs; run++ {
@@ -406,6 +453,9 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 				if err != nil {
 					return nil, nil, nil, fmt.Errorf("%s, %s: %w (logs in %s)", w.name, t.Name, err, dir)
 				}
+				if err := printProfile(t, r, o.profileWindow); err != nil {
+					return nil, nil, nil, err
+				}
 				results = append(results, r)
 			}
 			if len(results) > 0 {
@@ -418,6 +468,9 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 			r, err := env.RunGangScheduling(ctx, t, o.gang, run)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("GangScheduling, %s: %w (logs in %s)", t.Name, err, dir)
+			}
+			if err := printProfile(t, r, o.profileWindow); err != nil {
+				return nil, nil, nil, err
 			}
 			gang = append(gang, r)
 		}
