@@ -101,7 +101,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ScoringStrategy, "scoring-strategy", o.ScoringStrategy, "NodeResourcesFit's scoring strategy: LeastAllocated spreads pods, MostAllocated packs them.")
 	fs.IntVar(&o.PowerOfTwoChoicesD, "power-of-two-choices-d", o.PowerOfTwoChoicesD, "How many feasible nodes --power-of-two-choices samples.")
 	// Not upstream, which has no span tracing (only utiltrace's log line
-	// for a cycle slower than 100 ms; KEP-5927 proposes OpenTelemetry
+	// for a schedulePod call of 100 ms or more; KEP-5927 proposes OpenTelemetry
 	// spans): Go's own execution tracer.
 	fs.StringVar(&o.TraceFile, "trace-file", o.TraceFile, "Write a Go execution trace of the run to this file: a task per scheduling attempt, a region per extension point and plugin (make trace converts it for Perfetto). Off when empty.")
 

@@ -1,8 +1,8 @@
 package scheduler
 
 // This file has no counterpart in k8s.io/kubernetes v1.37.1, whose only
-// tracing is utiltrace's "Scheduling" log line for a cycle slower than
-// 100 ms (schedulePod). KEP-5927 (kubernetes/enhancements#5927) proposes
+// tracing is utiltrace's "Scheduling" log line for a schedulePod call
+// of 100 ms or more. KEP-5927 (kubernetes/enhancements#5927) proposes
 // OpenTelemetry spans for schedulingCycle, bindingCycle and each plugin;
 // this chapter marks the same steps with Go's runtime/trace instead, which
 // the execution tracer records with when each goroutine ran: so a trace

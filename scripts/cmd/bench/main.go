@@ -136,12 +136,14 @@ func run() error {
 	o := options{
 		basic:   bench.Config{Nodes: 100, InitPods: 100, Pods: 2000, Cap: 30 * time.Second, QPS: 5000, Burst: 5000},
 		requeue: bench.RequeueConfig{Nodes: 10, Pods: 100, Rounds: 5, Pause: time.Second, Cap: time.Minute},
-		// scheduler_perf's 500Nodes and 1000Nodes, scaled to this cluster.
-		preemption: bench.PreemptionConfig{Nodes: 100, Pods: 100, AsyncNodes: 500, AsyncPods: 1000, Interval: 200 * time.Millisecond, Cap: time.Minute},
-		// scheduler_perf's 5000Nodes_1000Gangs_3000Pods with its 1,000
-		// gangs and 3,000 pods, on 500 nodes: on this machine the
-		// apiserver, not the scheduler, limits it either way.
-		gang:    bench.GangConfig{Nodes: 500, Groups: 1000, PodsPerGroup: 3, Cap: 2 * time.Minute},
+		// scheduler_perf's PreemptionBasic 1000Nodes (1,000 nodes, 4,000
+		// low-priority pods, 1,000 preemptors) and PreemptionAsync 500Nodes
+		// (default_preemption/performance-config.yaml), with twice its
+		// measured pods, for a measured phase of several seconds.
+		preemption: bench.PreemptionConfig{Nodes: 1000, Pods: 1000, AsyncNodes: 500, AsyncPods: 1000, Interval: 200 * time.Millisecond, Cap: 3 * time.Minute},
+		// scheduler_perf's 5000Nodes_1000Gangs_3000Pods
+		// (podgroup/gangscheduling/performance-config.yaml).
+		gang:    bench.GangConfig{Nodes: 5000, Groups: 1000, PodsPerGroup: 3, Cap: 3 * time.Minute},
 		runs:    3,
 		profile: 8,
 		// scheduler_perf's SchedulingBasic 5000Nodes_10000Pods.
