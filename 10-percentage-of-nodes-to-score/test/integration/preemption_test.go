@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -21,23 +20,21 @@ import (
 // TestPreemption: a pod of high priority that fits on no node evicts
 // exactly the victims upstream would choose, which get the
 // DisruptionTarget condition, is nominated to their node, and binds there
-// once they are gone. A pod of lower priority created in between, while
-// the room is free but the preemptor still backs off, is tried and must
-// not take that room. It runs with asynchronous preemption (upstream's
-// default) and without.
+// once they are gone. A pod of lower priority created in between, when
+// half of that room is free, is tried and must not take it. It runs with
+// asynchronous preemption (upstream's default) and without.
 //
 // Two nodes of 2 CPUs, full of 1-CPU pods placed beforehand:
 //   - node-a: low-10 (priority 10) and low-20 (priority 20);
 //   - node-b: mid-100 (priority 100) and low-15 (priority 15).
 //
-// The preemptor (priority 1000, 1 CPU) needs one pod evicted. On node-a the
-// dry run reprieves low-20 and evicts low-10; on node-b it reprieves
-// mid-100 and evicts low-15. pickOneNodeForPreemption's second criterion,
-// the lowest priority of the most important victim, picks node-a (10 <
-// 15).
+// The preemptor (priority 1000, 2 CPUs) needs a whole node: on either, the
+// dry run can reprieve no pod, and both are victims.
+// pickOneNodeForPreemption's second criterion, the lowest priority of the
+// most important victim, picks node-a (20 < 100).
 //
-// No kubelet runs: the victim stays terminating (its grace period) until
-// the test deletes it for good, as a kubelet would once it stopped.
+// No kubelet runs: the victims stay terminating (their grace period) until
+// the test deletes them for good, as a kubelet would once they stopped.
 func TestPreemption(t *testing.T) {
 	for _, async := range []bool{true, false} {
 		name := "synchronous"
@@ -87,11 +84,8 @@ func testPreemption(t *testing.T) {
 		createPod(ctx, t, admin, p)
 	}
 
-	// The preemptor backs off 4 s after its failure, so that a pod created
-	// once the room is free, a few milliseconds later, is tried first.
-	runScheduler(ctx, t, cfg,
-		scheduler.WithPodInitialBackoffDuration(4*time.Second), scheduler.WithPodMaxBackoffDuration(4*time.Second))
-	createPod(ctx, t, admin, prioritized(requesting(pod(ns, "preemptor", scheduler.DefaultSchedulerName), "1"), "p1000"))
+	runScheduler(ctx, t, cfg)
+	createPod(ctx, t, admin, prioritized(requesting(pod(ns, "preemptor", scheduler.DefaultSchedulerName), "2"), "p1000"))
 
 	waitFor(ctx, t, "the preemptor to be nominated", func() (bool, error) {
 		return getPod(ctx, t, admin, ns, "preemptor").Status.NominatedNodeName != "", nil
@@ -99,33 +93,42 @@ func testPreemption(t *testing.T) {
 	if got := getPod(ctx, t, admin, ns, "preemptor").Status.NominatedNodeName; got != "node-a" {
 		t.Fatalf("nominated node = %q, want node-a", got)
 	}
-	waitFor(ctx, t, "the victim to be terminating", func() (bool, error) {
-		return getPod(ctx, t, admin, ns, "low-10").DeletionTimestamp != nil, nil
-	})
-	victim := getPod(ctx, t, admin, ns, "low-10")
-	var disruption string
-	for _, c := range victim.Status.Conditions {
-		if c.Type == v1.DisruptionTarget {
-			disruption = string(c.Status) + " " + c.Reason + ": " + c.Message
+	for _, name := range []string{"low-10", "low-20"} {
+		waitFor(ctx, t, name+" to be terminating", func() (bool, error) {
+			return getPod(ctx, t, admin, ns, name).DeletionTimestamp != nil, nil
+		})
+		var disruption string
+		for _, c := range getPod(ctx, t, admin, ns, name).Status.Conditions {
+			if c.Type == v1.DisruptionTarget {
+				disruption = string(c.Status) + " " + c.Reason + ": " + c.Message
+			}
+		}
+		if diff := cmp.Diff("True PreemptionByScheduler: mini-scheduler: preempting to accommodate a higher priority pod", disruption); diff != "" {
+			t.Errorf("%s's DisruptionTarget condition (-want, +got):\n%s", name, diff)
 		}
 	}
-	if diff := cmp.Diff("True PreemptionByScheduler: mini-scheduler: preempting to accommodate a higher priority pod", disruption); diff != "" {
-		t.Errorf("the victim's DisruptionTarget condition (-want, +got):\n%s", diff)
-	}
-	for _, r := range running[1:] {
+	for _, r := range running[2:] {
 		if p := getPod(ctx, t, admin, ns, r.name); p.DeletionTimestamp != nil {
-			t.Errorf("pod %s is being deleted; only low-10 should be", r.name)
+			t.Errorf("pod %s is being deleted; only node-a's should be", r.name)
 		}
 	}
 
-	// The kubelet's part: the victim stopped.
+	// The kubelet's part, for one victim: low-10 stopped, and half the room
+	// is free. The preemptor is tried again and fails (1 CPU is not enough,
+	// and low-20, terminating on its nominated node, makes it not eligible
+	// to preempt more); it keeps its nomination.
 	zero := int64(0)
 	if err := admin.CoreV1().Pods(ns).Delete(ctx, "low-10", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
 	// A pod of lower priority than the preemptor, and no higher than any
-	// running pod (it can preempt none), arrives while node-a has room.
+	// running pod (it can preempt none), arrives while node-a has 1 CPU free.
 	createPod(ctx, t, admin, prioritized(requesting(pod(ns, "latecomer", scheduler.DefaultSchedulerName), "1"), "p10"))
+	waitUnschedulable(ctx, t, admin, ns, "latecomer", "")
+	// The kubelet's part, for the other victim.
+	if err := admin.CoreV1().Pods(ns).Delete(ctx, "low-20", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
 
 	waitFor(ctx, t, "the preemptor to be bound", func() (bool, error) {
 		return getPod(ctx, t, admin, ns, "preemptor").Spec.NodeName != "", nil
@@ -133,9 +136,10 @@ func testPreemption(t *testing.T) {
 	if got := getPod(ctx, t, admin, ns, "preemptor").Spec.NodeName; got != "node-a" {
 		t.Errorf("preemptor bound to %q, want its nominated node-a", got)
 	}
-	// The latecomer was tried while node-a had room, before the preemptor
-	// was: the nomination alone kept it off. The binding goroutine logs the
-	// preemptor's decision after its Binding returns: wait for the line.
+	// The latecomer was tried while node-a had room for it, before the
+	// preemptor was bound: the nomination alone kept it off. The binding
+	// goroutine logs the preemptor's decision after its Binding returns:
+	// wait for the line.
 	waitFor(ctx, t, "the preemptor's scheduling decision", func() (bool, error) {
 		return scheduledDecision(logs, ns+"/preemptor"), nil
 	})
@@ -151,9 +155,9 @@ func testPreemption(t *testing.T) {
 	if got := getPod(ctx, t, admin, ns, "latecomer").Spec.NodeName; got != "" {
 		t.Errorf("latecomer bound to %q; it must not take the preemptor's room", got)
 	}
-	for _, r := range running[1:] {
+	for _, r := range running[2:] {
 		if p := getPod(ctx, t, admin, ns, r.name); p.DeletionTimestamp != nil {
-			t.Errorf("pod %s is being deleted; only low-10 should be", r.name)
+			t.Errorf("pod %s is being deleted; only node-a's should be", r.name)
 		}
 	}
 }

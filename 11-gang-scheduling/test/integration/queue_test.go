@@ -132,10 +132,12 @@ func TestSchedulingQueue(t *testing.T) {
 			}
 		}
 		want := []string{"UnscheduledPodAdd Active", "ScheduleAttemptFailure Unschedulable", "NodeAdd Active"}
-		// A node added within a second of the failure finds the pod still
-		// backing off: it waits out the rest in backoffQ.
-		if len(got) == 4 && got[2] == "NodeAdd Backoff" {
-			want = []string{"UnscheduledPodAdd Active", "ScheduleAttemptFailure Unschedulable", "NodeAdd Backoff", "BackoffComplete Active"}
+		// A node added before the pod's backoff is over finds it still
+		// backing off: it goes to backoffQ, and Pop takes it from there at
+		// once, since activeQ is empty (or, at a window's edge, the flush
+		// moves it first).
+		if len(got) == 4 && got[2] == "NodeAdd Backoff" && (got[3] == "PopFromBackoffQ Active" || got[3] == "BackoffComplete Active") {
+			want = []string{"UnscheduledPodAdd Active", "ScheduleAttemptFailure Unschedulable", "NodeAdd Backoff", got[3]}
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("queue moves of waits (-want, +got):\n%s", diff)
@@ -160,10 +162,11 @@ func TestSchedulingQueue(t *testing.T) {
 		// The node comes once both pods have waited out their backoff, so
 		// that its event moves both to activeQ, which orders by priority.
 		// A pod still backing off would go to backoffQ instead, which
-		// orders by the end of the backoff: low's ends first, and low
-		// would take the room. Both failed before high's condition was
-		// seen, so one initial backoff from now is enough.
-		time.Sleep(backendqueue.DefaultPodInitialBackoffDuration)
+		// orders by the one-second window in which the backoff ends: if
+		// low's ended a window before high's, low would take the room.
+		// Both failed before high's condition was seen, so one initial
+		// backoff and one window from now are enough.
+		time.Sleep(backendqueue.DefaultPodInitialBackoffDuration + time.Second)
 		if _, err := admin.CoreV1().Nodes().Create(ctx, withLabel(node("prio"), "pool", "prio"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -235,12 +235,13 @@ func write(path, command, body string) error {
 	return os.WriteFile(path, []byte(header+strings.TrimRight(body, "\n")+"\n"), 0o644)
 }
 
-// timelines draws, for the chapters with a queue, one scenario's timeline
-// from the scheduler logs of an e2e run at -v=4 in e2eDir, so that their
-// pages can be compared at a glance.
+// timelines draws, for chapters 06 to 08, one scenario's timeline from the
+// scheduler logs of an e2e run at -v=4 in e2eDir, so that their pages can
+// be compared at a glance: the queue, then backoff, then queueing hints.
+// Later chapters queue as 08 does.
 func timelines(root string, chapters []string, e2eDir string) error {
 	for _, ch := range chapters {
-		if ch < "06" {
+		if ch < "06" || ch >= "09" {
 			continue
 		}
 		const scenario = "queue-label-noise"

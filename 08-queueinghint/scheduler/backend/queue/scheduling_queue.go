@@ -8,8 +8,11 @@
 //
 //   - activeQ, a heap of the pods ready to be tried, ordered by the
 //     QueueSort plugin (higher priority first, then the older timestamp);
-//   - backoffQ, a heap of the pods that wait out their backoff, ordered by
-//     when it ends (backoff_queue.go);
+//   - backoffQ, the pods that wait out their backoff, ordered by when it
+//     ends (backoff_queue.go). When activeQ is empty, Pop takes a pod from
+//     backoffQ before its backoff ends, as upstream's does by default
+//     (SchedulerPopFromBackoffQ): a backoff only keeps a pod from taking
+//     turns from pods waiting to be tried;
 //   - the unschedulable pool, the pods that were tried and failed. A pod
 //     leaves it only when a cluster event could make it schedulable: an event
 //     that one of the plugins which rejected it registered for in its
@@ -53,13 +56,10 @@ const (
 // whatever happened meanwhile. It is upstream's default.
 const DefaultPodMaxInUnschedulablePodsDuration = 5 * time.Minute
 
-// flushInterval is how often the leftover flush looks at the pool, and
-// backoffFlushInterval how often pods whose backoff ended move from
-// backoffQ to activeQ, as upstream's.
-const (
-	flushInterval        = 30 * time.Second
-	backoffFlushInterval = 1 * time.Second
-)
+// flushInterval is how often the leftover flush looks at the pool, as
+// upstream's. (The backoff flush runs at every ordering window of
+// backoffQ: backoff_queue.go.)
+const flushInterval = 30 * time.Second
 
 // QueueingHintFunction is a plugin's hint for one event it registered: it
 // looks at the object that changed and says whether the change may make a
@@ -199,7 +199,7 @@ func NewPriorityQueue(lessFn fwk.LessFunc, opts ...Option) *PriorityQueue {
 	}
 	p.cond.L = &p.lock
 	p.activeQ = NewHeap(podInfoKey, func(a, b *framework.QueuedPodInfo) bool { return lessFn(a, b) })
-	p.backoffQ = newBackoffQueue(p.clock, p.podInitialBackoffDuration, p.podMaxBackoffDuration)
+	p.backoffQ = newBackoffQueue(p.clock, p.podInitialBackoffDuration, p.podMaxBackoffDuration, func(a, b *framework.QueuedPodInfo) bool { return lessFn(a, b) })
 	return p
 }
 
@@ -207,11 +207,11 @@ func podInfoKey(pInfo *framework.QueuedPodInfo) string { return podKey(pInfo.Pod
 
 func podKey(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
-// Run starts the two flushes, until Close: every second the pods whose
-// backoff ended go to activeQ, and every 30 seconds the leftovers of the
-// unschedulable pool.
+// Run starts the two flushes, until Close: at the start of every second
+// the pods whose backoff ended go to activeQ, and every 30 seconds the
+// leftovers of the unschedulable pool.
 func (p *PriorityQueue) Run(logger klog.Logger) {
-	go wait.Until(func() { p.flushBackoffQCompleted(logger) }, backoffFlushInterval, p.stop)
+	go p.backoffQ.waitUntilAlignedWithOrderingWindow(func() { p.flushBackoffQCompleted(logger) }, p.stop)
 	go wait.Until(func() { p.flushUnschedulablePodsLeftover(logger) }, flushInterval, p.stop)
 }
 
@@ -242,7 +242,7 @@ func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	if p.moveToActiveQ(logger, p.newQueuedPodInfo(pod), framework.EventUnscheduledPodAdd.Label()) {
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(pod), framework.EventUnscheduledPodAdd.Label(), false) {
 		p.cond.Broadcast()
 	}
 }
@@ -257,12 +257,18 @@ func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
 // followed through the queue in the log. The caller holds the lock and
 // wakes Pop.
 //
+// A pod that comes straight from backoffQ (movesFromBackoffQ) passed the
+// PreEnqueue plugins when it entered backoffQ: Pop may take it from there,
+// so moveToBackoffQ runs them, and they do not run twice.
+//
 //workshop:part 06/1
-func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
+func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string, movesFromBackoffQ bool) bool {
 	key := podInfoKey(pInfo)
-	p.runPreEnqueuePlugins(logger, pInfo)
+	if !movesFromBackoffQ {
+		p.runPreEnqueuePlugins(logger, pInfo)
+	}
 	if pInfo.GatingPlugin != "" {
-		p.backoffQ.queue.Delete(pInfo)
+		p.backoffQ.delete(pInfo)
 		if _, ok := p.unschedulablePods[key]; !ok {
 			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
 		}
@@ -272,7 +278,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.Queue
 		return false
 	}
 	p.deleteFromPool(key)
-	p.backoffQ.queue.Delete(pInfo)
+	p.backoffQ.delete(pInfo)
 	p.activeQ.AddOrUpdate(pInfo)
 	logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", activeQ)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("active", event).Inc()
@@ -312,28 +318,44 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 	p.gatedPods.Delete(key)
 }
 
-// moveToBackoffQ puts a pod in backoffQ, wherever it was. The caller holds
-// the lock.
+// moveToBackoffQ puts a pod in backoffQ, wherever it was, unless a
+// PreEnqueue plugin holds it back: then it waits in the unschedulable pool,
+// gated, as in moveToActiveQ. The plugins run here, not when the pod leaves
+// backoffQ, since Pop may take it from backoffQ directly. It reports
+// whether the pod went to backoffQ. The caller holds the lock and wakes
+// Pop: a pod in backoffQ is one Pop may take.
 //
 //workshop:part 07/2
-func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
-	p.deleteFromPool(podInfoKey(pInfo))
+func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
+	key := podInfoKey(pInfo)
+	p.runPreEnqueuePlugins(logger, pInfo)
+	if pInfo.GatingPlugin != "" {
+		if _, ok := p.unschedulablePods[key]; !ok {
+			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
+		}
+		p.unschedulablePods[key] = pInfo
+		p.gatedPods.Insert(key)
+		p.updateMetrics()
+		return false
+	}
+	p.deleteFromPool(key)
 	p.backoffQ.add(logger, pInfo, event)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("backoff", event).Inc()
 	p.updateMetrics()
+	return true
 }
 
 // requeuePod moves a pod that an event may help out of the pool: to
 // backoffQ while its backoff lasts, else to activeQ. It reports whether the
-// pod went to activeQ. The caller holds the lock.
+// pod went to either, for the caller to wake Pop. The caller holds the
+// lock.
 //
 //workshop:part 07/3
 func (p *PriorityQueue) requeuePod(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
 	if p.backoffQ.isPodBackingoff(pInfo) {
-		p.moveToBackoffQ(logger, pInfo, event)
-		return false
+		return p.moveToBackoffQ(logger, pInfo, event)
 	}
-	return p.moveToActiveQ(logger, pInfo, event)
+	return p.moveToActiveQ(logger, pInfo, event, false)
 }
 
 // AddUnschedulablePodIfNotPresent puts a pod that failed back in the queue.
@@ -365,7 +387,7 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	if p.activeQ.Has(pInfo) {
 		return fmt.Errorf("pod %v is already present in the active queue", klog.KObj(pInfo.Pod))
 	}
-	if p.backoffQ.queue.Has(pInfo) {
+	if p.backoffQ.has(pInfo) {
 		return fmt.Errorf("pod %v is already present in the backoff queue", klog.KObj(pInfo.Pod))
 	}
 	rejectorPlugins := pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)
@@ -439,7 +461,7 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 	defer p.lock.Unlock()
 	activated := false
 	for _, pInfo := range p.backoffQ.popAllBackoffCompleted() {
-		if p.moveToActiveQ(logger, pInfo, framework.BackoffComplete) {
+		if p.moveToActiveQ(logger, pInfo, framework.BackoffComplete, true) {
 			activated = true
 		}
 	}
@@ -449,7 +471,11 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 }
 
 // Pop waits for a pod in activeQ and returns the best one, counting the
-// attempt. It returns an error once the queue is closed.
+// attempt. When activeQ is empty, it takes the head of backoffQ instead,
+// before its backoff ends, as upstream's activeQueue.unlockedPop does: the
+// scheduler would otherwise idle while pods wait. Only pods some plugin
+// rejected are taken early; a pod whose attempt ended in an error waits
+// out its backoff. It returns an error once the queue is closed.
 //
 // A pod popped while it is still in flight is a bug elsewhere: the same pod
 // tracked twice. That copy is discarded and the next pod popped, as
@@ -461,13 +487,18 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	for {
-		for p.activeQ.Len() == 0 && !p.closed {
+		for p.activeQ.Len() == 0 && p.backoffQ.lenBackoff() == 0 && !p.closed {
 			p.cond.Wait()
 		}
 		if p.closed {
 			return nil, fmt.Errorf("scheduling queue is closed")
 		}
-		pInfo, _ := p.activeQ.Pop()
+		pInfo, ok := p.activeQ.Pop()
+		if !ok {
+			pInfo, _ = p.backoffQ.popBackoff()
+			logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", klog.KObj(pInfo.Pod), "event", framework.PopFromBackoffQ, "queue", activeQ)
+			metrics.SchedulerQueueIncomingPods.WithLabelValues("active", framework.PopFromBackoffQ).Inc()
+		}
 		if _, ok := p.inFlightPods[pInfo.Pod.UID]; ok {
 			logger.Error(nil, "Discarding the popped pod: it is in flight already", "pod", klog.KObj(pInfo.Pod))
 			p.updateMetrics()
@@ -562,9 +593,9 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		p.activeQ.AddOrUpdate(pInfo)
 		return
 	}
-	if pInfo, ok := p.backoffQ.queue.Get(lookup); ok {
+	if pInfo, ok := p.backoffQ.get(lookup); ok {
 		_, _ = pInfo.Update(newPod)
-		p.backoffQ.queue.AddOrUpdate(pInfo)
+		p.backoffQ.update(pInfo)
 		return
 	}
 	if pInfo, ok := p.unschedulablePods[podKey(oldPod)]; ok {
@@ -579,7 +610,7 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
-	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label()) {
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label(), false) {
 		p.cond.Broadcast()
 	}
 }
@@ -592,7 +623,7 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 	defer p.lock.Unlock()
 	lookup := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: pod}}
 	p.activeQ.Delete(lookup)
-	p.backoffQ.queue.Delete(lookup)
+	p.backoffQ.delete(lookup)
 	p.deleteFromPool(podKey(pod))
 	p.updateMetrics()
 }
@@ -783,13 +814,15 @@ func (p *PriorityQueue) Activate(logger klog.Logger, pods map[string]*v1.Pod) {
 // The caller holds the lock.
 func (p *PriorityQueue) activate(logger klog.Logger, pod *v1.Pod) bool {
 	pInfo, ok := p.unschedulablePods[podKey(pod)]
+	movesFromBackoffQ := false
 	if !ok {
 		lookup := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: pod}}
-		if pInfo, ok = p.backoffQ.queue.Get(lookup); !ok {
+		if pInfo, ok = p.backoffQ.get(lookup); !ok {
 			return false
 		}
+		movesFromBackoffQ = true
 	}
-	return p.moveToActiveQ(logger, pInfo, framework.ForceActivate)
+	return p.moveToActiveQ(logger, pInfo, framework.ForceActivate, movesFromBackoffQ)
 }
 
 // GetPod returns the queued pod of that name, from activeQ or the
@@ -802,7 +835,7 @@ func (p *PriorityQueue) GetPod(name, namespace string) (*framework.QueuedPodInfo
 		return pInfo, true
 	}
 	lookup := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: pod}}
-	if pInfo, ok := p.backoffQ.queue.Get(lookup); ok {
+	if pInfo, ok := p.backoffQ.get(lookup); ok {
 		return pInfo, true
 	}
 	return p.activeQ.Get(lookup)
@@ -824,7 +857,7 @@ func (p *PriorityQueue) PodsInBackoffQ() []*v1.Pod {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	var out []*v1.Pod
-	for _, pInfo := range p.backoffQ.queue.List() {
+	for _, pInfo := range p.backoffQ.list() {
 		out = append(out, pInfo.Pod)
 	}
 	return out
@@ -846,7 +879,7 @@ func (p *PriorityQueue) UnschedulablePods() []*v1.Pod {
 func (p *PriorityQueue) updateMetrics() {
 	gated := p.gatedPods.Len()
 	metrics.ActivePods().Set(float64(p.activeQ.Len()))
-	metrics.BackoffPods().Set(float64(p.backoffQ.queue.Len()))
+	metrics.BackoffPods().Set(float64(p.backoffQ.len()))
 	metrics.UnschedulablePods().Set(float64(len(p.unschedulablePods) - gated))
 	metrics.GatedPods().Set(float64(gated))
 }

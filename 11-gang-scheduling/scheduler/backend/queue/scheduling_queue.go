@@ -13,8 +13,11 @@
 //
 //   - activeQ, a heap of the entities ready to be tried, ordered by the
 //     QueueSort plugin (higher priority first, then the older timestamp);
-//   - backoffQ, a heap of the entities that wait out their backoff, ordered
-//     by when it ends (backoff_queue.go);
+//   - backoffQ, the entities that wait out their backoff, ordered by when
+//     it ends (backoff_queue.go). When activeQ is empty, Pop takes an
+//     entity from backoffQ before its backoff ends, as upstream's does by
+//     default (SchedulerPopFromBackoffQ): a backoff only keeps an entity
+//     from taking turns from those waiting to be tried;
 //   - the unschedulable pool, the entities that were tried and failed, or
 //     that a PreEnqueue plugin holds back. An entity leaves it only when a
 //     cluster event could make it schedulable: an event that one of the
@@ -68,13 +71,10 @@ const (
 // whatever happened meanwhile. It is upstream's default.
 const DefaultPodMaxInUnschedulablePodsDuration = 5 * time.Minute
 
-// flushInterval is how often the leftover flush looks at the pool, and
-// backoffFlushInterval how often pods whose backoff ended move from
-// backoffQ to activeQ, as upstream's.
-const (
-	flushInterval        = 30 * time.Second
-	backoffFlushInterval = 1 * time.Second
-)
+// flushInterval is how often the leftover flush looks at the pool, as
+// upstream's. (The backoff flush runs at every ordering window of
+// backoffQ: backoff_queue.go.)
+const flushInterval = 30 * time.Second
 
 // QueueingHintFunction is a plugin's hint for one event it registered: it
 // looks at the object that changed and says whether the change may make a
@@ -247,7 +247,7 @@ func NewPriorityQueue(lessFn fwk.LessFunc, opts ...Option) *PriorityQueue {
 	p.nominator = newPodNominator(p.podLister)
 	p.cond.L = &p.lock
 	p.activeQ = NewHeap(queuedEntityKeyFunc, func(a, b framework.QueuedEntityInfo) bool { return lessFn(a, b) })
-	p.backoffQ = newBackoffQueue(p.clock, p.podInitialBackoffDuration, p.podMaxBackoffDuration)
+	p.backoffQ = newBackoffQueue(p.clock, p.podInitialBackoffDuration, p.podMaxBackoffDuration, func(a, b framework.QueuedEntityInfo) bool { return lessFn(a, b) })
 	return p
 }
 
@@ -282,11 +282,11 @@ func logMove(logger klog.Logger, entity framework.QueuedEntityInfo, event, queue
 	})
 }
 
-// Run starts the two flushes, until Close: every second the pods whose
-// backoff ended go to activeQ, and every 30 seconds the leftovers of the
-// unschedulable pool.
+// Run starts the two flushes, until Close: at the start of every second
+// the pods whose backoff ended go to activeQ, and every 30 seconds the
+// leftovers of the unschedulable pool.
 func (p *PriorityQueue) Run(logger klog.Logger) {
-	go wait.Until(func() { p.flushBackoffQCompleted(logger) }, backoffFlushInterval, p.stop)
+	go p.backoffQ.waitUntilAlignedWithOrderingWindow(func() { p.flushBackoffQCompleted(logger) }, p.stop)
 	go wait.Until(func() { p.flushUnschedulableEntitiesLeftover(logger) }, flushInterval, p.stop)
 }
 
@@ -335,7 +335,7 @@ func (p *PriorityQueue) addPod(logger klog.Logger, pod *v1.Pod, event string) {
 		p.addPodGroupMember(logger, pInfo, event)
 		return
 	}
-	if p.moveToActiveQ(logger, pInfo, event) {
+	if p.moveToActiveQ(logger, pInfo, event, false) {
 		p.cond.Broadcast()
 	}
 }
@@ -374,7 +374,7 @@ func (p *PriorityQueue) addPodGroupMember(logger klog.Logger, pInfo *framework.Q
 	rootInfo := p.workloadForest.buildQueuedPodGroupInfo(root)
 	rootInfo.AddPod(pInfo)
 	rootInfo.Timestamp = pInfo.Timestamp
-	if p.moveToActiveQ(logger, rootInfo, event) {
+	if p.moveToActiveQ(logger, rootInfo, event, false) {
 		p.cond.Broadcast()
 	}
 }
@@ -391,7 +391,7 @@ func (p *PriorityQueue) addToPodGroupIfExists(logger klog.Logger, pInfo *framewo
 	}
 	pgInfo := entity.(*framework.QueuedPodGroupInfo)
 	pgInfo.AddPod(pInfo)
-	if p.requeueEntity(logger, pgInfo, strategy, event) == activeQ {
+	if p.requeueEntity(logger, pgInfo, strategy, event) != unschedulableQ {
 		p.cond.Broadcast()
 	}
 	return true
@@ -405,8 +405,8 @@ func (p *PriorityQueue) deleteFromAnyQueue(lookup framework.QueuedEntityInfo) (f
 		p.activeQ.Delete(entity)
 		return entity, queueImmediately
 	}
-	if entity, ok := p.backoffQ.queue.Get(lookup); ok {
-		p.backoffQ.queue.Delete(entity)
+	if entity, ok := p.backoffQ.get(lookup); ok {
+		p.backoffQ.delete(entity)
 		return entity, queueAfterBackoff
 	}
 	if entity, ok := p.unschedulableEntities[queuedEntityKeyFunc(lookup)]; ok {
@@ -426,12 +426,18 @@ func (p *PriorityQueue) deleteFromAnyQueue(lookup framework.QueuedEntityInfo) (f
 // followed through the queue in the log. The caller holds the lock and
 // wakes Pop.
 //
+// An entity that comes straight from backoffQ (movesFromBackoffQ) passed
+// the PreEnqueue plugins when it entered backoffQ: Pop may take it from
+// there, so moveToBackoffQ runs them, and they do not run twice.
+//
 //workshop:part 06/1
-func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string) bool {
+func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string, movesFromBackoffQ bool) bool {
 	key := queuedEntityKeyFunc(entity)
-	p.runPreEnqueuePlugins(logger, entity)
+	if !movesFromBackoffQ {
+		p.runPreEnqueuePlugins(logger, entity)
+	}
 	if entity.Gated() {
-		p.backoffQ.queue.Delete(entity)
+		p.backoffQ.delete(entity)
 		if _, ok := p.unschedulableEntities[key]; !ok {
 			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
 		}
@@ -440,7 +446,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 		return false
 	}
 	p.deleteFromPool(key)
-	p.backoffQ.queue.Delete(entity)
+	p.backoffQ.delete(entity)
 	p.activeQ.AddOrUpdate(entity)
 	logMove(logger, entity, event, activeQ)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("active", event).Add(float64(entity.Size()))
@@ -524,22 +530,38 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 	p.gatedEntities.Delete(key)
 }
 
-// moveToBackoffQ puts an entity in backoffQ, wherever it was. The caller
-// holds the lock.
+// moveToBackoffQ puts an entity in backoffQ, wherever it was, unless a
+// PreEnqueue plugin holds it back: then it waits in the unschedulable pool,
+// gated, as in moveToActiveQ. The plugins run here, not when the entity
+// leaves backoffQ, since Pop may take it from backoffQ directly. It reports
+// whether the entity went to backoffQ. The caller holds the lock and wakes
+// Pop: an entity in backoffQ is one Pop may take.
 //
 //workshop:part 07/2
-func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string) {
-	p.deleteFromPool(queuedEntityKeyFunc(entity))
+func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string) bool {
+	key := queuedEntityKeyFunc(entity)
+	p.runPreEnqueuePlugins(logger, entity)
+	if entity.Gated() {
+		if _, ok := p.unschedulableEntities[key]; !ok {
+			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
+		}
+		p.addToPool(key, entity)
+		p.updateMetrics()
+		return false
+	}
+	p.deleteFromPool(key)
 	p.backoffQ.add(logger, entity, event)
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("backoff", event).Add(float64(entity.Size()))
 	p.updateMetrics()
+	return true
 }
 
 // requeueEntity puts an entity where strategy says, as upstream's
 // requeueEntityWithQueueingStrategy does: back in the pool for queueSkip;
 // to backoffQ while its backoff lasts for queueAfterBackoff, else to
-// activeQ. It returns the queue the entity went to. The caller holds the
-// lock.
+// activeQ. It returns the queue the entity went to (the pool, for one a
+// PreEnqueue plugin holds back): the caller wakes Pop unless that is the
+// pool. The caller holds the lock.
 //
 //workshop:part 07/3
 func (p *PriorityQueue) requeueEntity(logger klog.Logger, entity framework.QueuedEntityInfo, strategy queueingStrategy, event string) string {
@@ -549,10 +571,12 @@ func (p *PriorityQueue) requeueEntity(logger klog.Logger, entity framework.Queue
 		return unschedulableQ
 	}
 	if strategy == queueAfterBackoff && p.backoffQ.isEntityBackingoff(entity) {
-		p.moveToBackoffQ(logger, entity, event)
-		return backoffQ
+		if p.moveToBackoffQ(logger, entity, event) {
+			return backoffQ
+		}
+		return unschedulableQ
 	}
-	if p.moveToActiveQ(logger, entity, event) {
+	if p.moveToActiveQ(logger, entity, event, false) {
 		return activeQ
 	}
 	return unschedulableQ
@@ -597,7 +621,7 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	if p.activeQ.Has(pInfo) {
 		return fmt.Errorf("pod %v is already present in the active queue", klog.KObj(pInfo.Pod))
 	}
-	if p.backoffQ.queue.Has(pInfo) {
+	if p.backoffQ.has(pInfo) {
 		return fmt.Errorf("pod %v is already present in the backoff queue", klog.KObj(pInfo.Pod))
 	}
 	rejectorPlugins := pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)
@@ -626,7 +650,7 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	// (Upstream clears it here, clearPoppedEntity; Pop replaces it
 	// anyway.)
 	if p.determineSchedulingHintForInFlightPod(logger, pInfo) == queueAfterBackoff {
-		if p.requeueEntity(logger, pInfo, queueAfterBackoff, framework.ScheduleAttemptFailure) == activeQ {
+		if p.requeueEntity(logger, pInfo, queueAfterBackoff, framework.ScheduleAttemptFailure) != unschedulableQ {
 			p.cond.Broadcast()
 		}
 		return nil
@@ -716,7 +740,7 @@ func (p *PriorityQueue) AddAttemptedPodGroupIfNeeded(logger klog.Logger, pgInfo 
 	}
 	queue := p.requeueEntity(logger, rootInfo, strategy, framework.ScheduleAttemptFailure)
 	logger.V(3).Info("Pod group moved to an internal scheduling queue", "podGroup", klog.KObj(rootInfo), "queue", queue, "schedulingCycle", podSchedulingCycle, "pods", rootInfo.Size())
-	if queue == activeQ {
+	if queue != unschedulableQ {
 		p.cond.Broadcast()
 	}
 	return nil
@@ -767,7 +791,7 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 	defer p.lock.Unlock()
 	activated := false
 	for _, entity := range p.backoffQ.popAllBackoffCompleted() {
-		if p.moveToActiveQ(logger, entity, framework.BackoffComplete) {
+		if p.moveToActiveQ(logger, entity, framework.BackoffComplete, true) {
 			activated = true
 		}
 	}
@@ -777,8 +801,12 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 }
 
 // Pop waits for an entity in activeQ and returns the best one, counting
-// the attempt: a pod, or a pod group with its queued members. It returns an
-// error once the queue is closed.
+// the attempt: a pod, or a pod group with its queued members. When activeQ
+// is empty, it takes the head of backoffQ instead, before its backoff
+// ends, as upstream's activeQueue.unlockedPop does: the scheduler would
+// otherwise idle while entities wait. Only entities some plugin rejected
+// are taken early; one whose attempt ended in an error waits out its
+// backoff. It returns an error once the queue is closed.
 //
 // A pod popped while it is still in flight is a bug elsewhere: the same pod
 // tracked twice. That copy is discarded and the next entity popped, as
@@ -791,13 +819,18 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (framework.QueuedEntityInfo, err
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	for {
-		for p.activeQ.Len() == 0 && !p.closed {
+		for p.activeQ.Len() == 0 && p.backoffQ.lenBackoff() == 0 && !p.closed {
 			p.cond.Wait()
 		}
 		if p.closed {
 			return nil, fmt.Errorf("scheduling queue is closed")
 		}
-		entity, _ := p.activeQ.Pop()
+		entity, ok := p.activeQ.Pop()
+		if !ok {
+			entity, _ = p.backoffQ.popBackoff()
+			logMove(logger, entity, framework.PopFromBackoffQ, activeQ)
+			metrics.SchedulerQueueIncomingPods.WithLabelValues("active", framework.PopFromBackoffQ).Add(float64(entity.Size()))
+		}
 		var inFlight []*framework.QueuedPodInfo
 		entity.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
 			if _, ok := p.inFlightPods[pInfo.Pod.UID]; ok {
@@ -925,10 +958,10 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 			return
 		}
 	}
-	if entity, ok := p.backoffQ.queue.Get(lookup); ok {
+	if entity, ok := p.backoffQ.get(lookup); ok {
 		if pInfo, err := entity.Update(newPod); err == nil {
 			p.UpdateNominatedPod(logger, oldPod, pInfo.PodInfo)
-			p.backoffQ.queue.AddOrUpdate(entity)
+			p.backoffQ.update(entity)
 			return
 		}
 	}
@@ -937,7 +970,7 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 			p.UpdateNominatedPod(logger, oldPod, pInfo.PodInfo)
 			for _, evt := range events {
 				if p.isEntityWorthRequeuing(logger, entity, evt, oldPod, newPod) == queueAfterBackoff {
-					if p.requeueEntity(logger, entity, queueAfterBackoff, evt.Label()) == activeQ {
+					if p.requeueEntity(logger, entity, queueAfterBackoff, evt.Label()) != unschedulableQ {
 						p.cond.Broadcast()
 					}
 					return
@@ -971,7 +1004,7 @@ func (p *PriorityQueue) Delete(logger klog.Logger, pod *v1.Pod) {
 	}
 	lookup := newQueuedPodInfoForLookup(pod)
 	p.activeQ.Delete(lookup)
-	p.backoffQ.queue.Delete(lookup)
+	p.backoffQ.delete(lookup)
 	p.deleteFromPool(queuedEntityKeyFunc(lookup))
 }
 
@@ -995,7 +1028,7 @@ func (p *PriorityQueue) deletePodGroupMember(logger klog.Logger, pod *v1.Pod) {
 		logger.V(5).Info("Pod group has no queued pods left", "podGroup", klog.KObj(pgInfo))
 		return
 	}
-	if p.requeueEntity(logger, pgInfo, strategy, framework.EventUnscheduledPodDelete.Label()) == activeQ {
+	if p.requeueEntity(logger, pgInfo, strategy, framework.EventUnscheduledPodDelete.Label()) != unschedulableQ {
 		p.cond.Broadcast()
 	}
 }
@@ -1062,7 +1095,7 @@ func (p *PriorityQueue) getEntityFromAnyQueue(lookup framework.QueuedEntityInfo)
 	if entity, ok := p.activeQ.Get(lookup); ok {
 		return entity
 	}
-	if entity, ok := p.backoffQ.queue.Get(lookup); ok {
+	if entity, ok := p.backoffQ.get(lookup); ok {
 		return entity
 	}
 	if entity, ok := p.unschedulableEntities[queuedEntityKeyFunc(lookup)]; ok {
@@ -1107,7 +1140,7 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	}
 	activated := false
 	for _, entity := range toMove {
-		if p.requeueEntity(logger, entity, queueAfterBackoff, event.Label()) == activeQ {
+		if p.requeueEntity(logger, entity, queueAfterBackoff, event.Label()) != unschedulableQ {
 			activated = true
 		}
 	}
@@ -1242,7 +1275,7 @@ func (p *PriorityQueue) flushUnschedulableEntitiesLeftover(logger klog.Logger) {
 	}
 	activated := false
 	for _, entity := range toMove {
-		if p.requeueEntity(logger, entity, queueAfterBackoff, framework.UnschedulableTimeout) == activeQ {
+		if p.requeueEntity(logger, entity, queueAfterBackoff, framework.UnschedulableTimeout) != unschedulableQ {
 			activated = true
 		}
 	}
@@ -1290,12 +1323,14 @@ func (p *PriorityQueue) Activate(logger klog.Logger, pods map[string]*v1.Pod) {
 // backoffQ. The caller holds the lock.
 func (p *PriorityQueue) activate(logger klog.Logger, lookup framework.QueuedEntityInfo) bool {
 	entity, ok := p.unschedulableEntities[queuedEntityKeyFunc(lookup)]
+	movesFromBackoffQ := false
 	if !ok {
-		if entity, ok = p.backoffQ.queue.Get(lookup); !ok {
+		if entity, ok = p.backoffQ.get(lookup); !ok {
 			return false
 		}
+		movesFromBackoffQ = true
 	}
-	return p.moveToActiveQ(logger, entity, framework.ForceActivate)
+	return p.moveToActiveQ(logger, entity, framework.ForceActivate, movesFromBackoffQ)
 }
 
 // GetPod returns the queued pod of that name, from any part of the queue,
@@ -1370,7 +1405,7 @@ func (p *PriorityQueue) PodsInActiveQ() []*v1.Pod {
 func (p *PriorityQueue) PodsInBackoffQ() []*v1.Pod {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	return podsOf(p.backoffQ.queue.List())
+	return podsOf(p.backoffQ.list())
 }
 
 // UnschedulablePods returns the pods in the unschedulable pool, in no
@@ -1401,7 +1436,7 @@ func (p *PriorityQueue) IncompletePodGroupPods() []*v1.Pod {
 // incomplete and pending, as upstream's. The caller holds the lock.
 func (p *PriorityQueue) updateMetrics() {
 	metrics.ActivePods().Set(float64(p.activeQ.Size()))
-	metrics.BackoffPods().Set(float64(p.backoffQ.queue.Size()))
+	metrics.BackoffPods().Set(float64(p.backoffQ.size()))
 	metrics.UnschedulablePods().Set(float64(p.unschedulablePodsCount))
 	metrics.GatedPods().Set(float64(p.gatedPodsCount))
 	metrics.IncompletePodGroupPods().Set(float64(p.incompletePodGroupPods.len()))

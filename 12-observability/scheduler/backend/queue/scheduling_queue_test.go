@@ -89,6 +89,16 @@ func makePod(name string, priority int32) *v1.Pod {
 	}
 }
 
+// windowStart is now, truncated to the start of its second: the tests'
+// clocks start there, so that backoffs aligned to backoffQ's one-second
+// windows come out in whole seconds.
+func windowStart() time.Time { return time.Now().Truncate(backoffQOrderingWindowDuration) }
+
+// firstBackoffOver is how long after a first failure at the start of a
+// window its backoff is over: the initial backoff, and the window in which
+// it ends.
+const firstBackoffOver = DefaultPodInitialBackoffDuration + backoffQOrderingWindowDuration
+
 func newTestQueue(t *testing.T, clk *testingclock.FakeClock, opts ...Option) *PriorityQueue {
 	t.Helper()
 	metrics.Register()
@@ -225,7 +235,7 @@ func TestActiveQOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := newTestLogger(t)
-			clk := testingclock.NewFakeClock(time.Now())
+			clk := testingclock.NewFakeClock(windowStart())
 			q := newTestQueue(t, clk)
 			for _, p := range tt.pods {
 				q.Add(logger, p)
@@ -240,7 +250,7 @@ func TestActiveQOrder(t *testing.T) {
 
 func TestPopCountsAttemptsAndWaits(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	popped := make(chan *framework.QueuedPodInfo)
 	go func() {
@@ -292,7 +302,7 @@ func podNames(pods []*v1.Pod) []string {
 
 func TestAddUnschedulablePodIfNotPresent(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	failed := addAndFail(t, logger, q, makePod("failed", 0), "Resources")
 	if err := q.AddUnschedulablePodIfNotPresent(logger, failed, 0); err == nil {
@@ -392,13 +402,13 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := newTestLogger(t)
-			clk := testingclock.NewFakeClock(time.Now())
+			clk := testingclock.NewFakeClock(windowStart())
 			q := newTestQueue(t, clk)
 			addAndFail(t, logger, q, makePod("by-broken", 0), "Broken")
 			addAndFail(t, logger, q, makePod("by-labels", 0), "Labels")
 			addAndFail(t, logger, q, makePod("by-resources", 0), "Resources")
 			if !tt.backingOff {
-				clk.Step(DefaultPodInitialBackoffDuration)
+				clk.Step(firstBackoffOver)
 			}
 			before := len(moves(logger))
 			q.MoveAllToActiveOrBackoffQueue(logger, tt.event, plain, tt.newObj, tt.preCheck)
@@ -448,7 +458,7 @@ func TestIsPodWorthRequeuing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := newTestLogger(t)
-			q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+			q := newTestQueue(t, testingclock.NewFakeClock(windowStart()))
 			pInfo := q.newQueuedPodInfo(makePod("p", 0))
 			pInfo.UnschedulablePlugins = sets.New(tt.rejected...)
 			if diff := cmp.Diff(tt.want, q.isPodWorthRequeuing(logger, pInfo, tt.event, plain, tt.newObj)); diff != "" {
@@ -524,7 +534,7 @@ func TestInFlightEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := newTestLogger(t)
-			clk := testingclock.NewFakeClock(time.Now())
+			clk := testingclock.NewFakeClock(windowStart())
 			q := newTestQueue(t, clk)
 			pod := makePod("p", 0)
 			q.Add(logger, pod)
@@ -567,7 +577,7 @@ func boolToInt(b bool) int {
 // flight needs any more.
 func TestInFlightEventsOfOtherPods(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("a", 0))
 	clk.Step(time.Millisecond)
@@ -609,7 +619,7 @@ func TestInFlightEventsOfOtherPods(t *testing.T) {
 func TestInFlightEventsDoNotLeak(t *testing.T) {
 	const n = 1000
 	logger := klog.Background() // 1,000 pods: no buffered test log
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	stop := make(chan struct{})
 	var events sync.WaitGroup
@@ -666,10 +676,10 @@ func TestInFlightEventsDoNotLeak(t *testing.T) {
 // TestEventDuringSchedulingCycleIsNotLost is chapter 07's test with hints:
 // a node with the label the pod waits for is added while the pod is being
 // scheduled; the pod fails, its hint sees the event, and the pod is tried
-// again one second later.
+// again once its backoff is over.
 func TestEventDuringSchedulingCycleIsNotLost(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("p", 0))
 	pInfo := pop(t, logger, q)
@@ -677,10 +687,10 @@ func TestEventDuringSchedulingCycleIsNotLost(t *testing.T) {
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, matching, nil)
 	// ...and fails.
 	fail(t, logger, q, pInfo, "Labels")
-	clk.Step(DefaultPodInitialBackoffDuration)
+	clk.Step(firstBackoffOver)
 	q.flushBackoffQCompleted(logger)
 	if diff := cmp.Diff([]string{"p"}, popAll(t, logger, q)); diff != "" {
-		t.Errorf("popped one second after the failure (-want, +got):\n%s", diff)
+		t.Errorf("popped once its backoff was over (-want, +got):\n%s", diff)
 	}
 	want := []string{"ns/p UnscheduledPodAdd Active", "ns/p ScheduleAttemptFailure Backoff", "ns/p BackoffComplete Active"}
 	if diff := cmp.Diff(want, moves(logger)); diff != "" {
@@ -690,11 +700,12 @@ func TestEventDuringSchedulingCycleIsNotLost(t *testing.T) {
 }
 
 // TestBackOffFlow: a pod that keeps failing, each time moved by an event,
-// waits 1, 2, 4, 8, 10, 10 seconds in backoffQ: not a moment less, and no
-// longer than the next flush.
+// backs off 1, 2, 4, 8, 10, 10 seconds, and waits in backoffQ until the
+// window in which its backoff ends is over: failing at the start of a
+// window, it leaves at the flush one second after its backoff ends.
 func TestBackOffFlow(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("p", 0))
 	var got []time.Duration
@@ -706,15 +717,14 @@ func TestBackOffFlow(t *testing.T) {
 		if diff := cmp.Diff(backoffQ, where(q, "p")); diff != "" {
 			t.Fatalf("after failure %d (-want, +got):\n%s", pInfo.UnschedulableCount, diff)
 		}
-		// The flush runs every second; the pod leaves at the first flush
-		// after its backoff ends.
+		// The flush runs at the start of every window.
 		for where(q, "p") == backoffQ {
-			clk.Step(backoffFlushInterval)
+			clk.Step(backoffQOrderingWindowDuration)
 			q.flushBackoffQCompleted(logger)
 		}
 		got = append(got, clk.Since(failedAt))
 	}
-	want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	want := []time.Duration{2 * time.Second, 3 * time.Second, 5 * time.Second, 9 * time.Second, 11 * time.Second, 11 * time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("time in backoffQ after each failure (-want, +got):\n%s", diff)
 	}
@@ -737,7 +747,7 @@ func TestCalculateBackoffDuration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bq := newBackoffQueue(testingclock.NewFakeClock(time.Now()), tt.initial, tt.maximum)
+			bq := newBackoffQueue(testingclock.NewFakeClock(windowStart()), tt.initial, tt.maximum, nil)
 			if diff := cmp.Diff(tt.want, bq.calculateBackoffDuration(tt.count)); diff != "" {
 				t.Errorf("(-want, +got):\n%s", diff)
 			}
@@ -750,7 +760,7 @@ func TestCalculateBackoffDuration(t *testing.T) {
 // failures: an unschedulable failure ends the run of errors.
 func TestErrorBackoff(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	q.Add(logger, makePod("p", 0))
 	type outcome struct {
@@ -779,11 +789,11 @@ func TestErrorBackoff(t *testing.T) {
 	}
 }
 
-// TestFlushBackoffQCompleted: the flush moves the pods whose backoff ended,
-// the earliest first, and leaves the others.
+// TestFlushBackoffQCompleted: the flush moves the pods whose backoff ended
+// in a window that is over, the earliest first, and leaves the others.
 func TestFlushBackoffQCompleted(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	for _, p := range []struct {
 		name     string
@@ -796,10 +806,10 @@ func TestFlushBackoffQCompleted(t *testing.T) {
 	}
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
 	before := len(moves(logger))
-	clk.Step(2 * time.Second)
+	clk.Step(3 * time.Second)
 	q.flushBackoffQCompleted(logger)
 	if diff := cmp.Diff([]string{"ns/one-second BackoffComplete Active", "ns/two-seconds BackoffComplete Active"}, moves(logger)[before:]); diff != "" {
-		t.Errorf("moved after 2s (-want, +got):\n%s", diff)
+		t.Errorf("moved after 3s (-want, +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(backoffQ, where(q, "four-seconds")); diff != "" {
 		t.Errorf("the pod with 4s of backoff (-want, +got):\n%s", diff)
@@ -877,7 +887,7 @@ func TestUpdate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := newTestLogger(t)
-			clk := testingclock.NewFakeClock(time.Now())
+			clk := testingclock.NewFakeClock(windowStart())
 			q := newTestQueue(t, clk)
 			old := makePod("p", 0)
 			old.ResourceVersion = "1"
@@ -890,7 +900,7 @@ func TestUpdate(t *testing.T) {
 				addAndFail(t, logger, q, old, tt.queued[len("pool-"):])
 			}
 			if !tt.backingOff {
-				clk.Step(DefaultPodInitialBackoffDuration)
+				clk.Step(firstBackoffOver)
 			}
 			before := len(moves(logger))
 			newPod := tt.update(old)
@@ -918,7 +928,7 @@ func TestUpdate(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	addAndFail(t, logger, q, makePod("failed", 0), "Resources")
 	addAndFail(t, logger, q, makePod("backing-off", 0))
@@ -943,7 +953,7 @@ func TestDelete(t *testing.T) {
 // keep the head of activeQ and starve the others.
 func TestRecentlyTriedPodsGoBack(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	for _, name := range []string{"p1", "p2", "p3"} {
 		q.Add(logger, makePod(name, 0))
@@ -955,7 +965,7 @@ func TestRecentlyTriedPodsGoBack(t *testing.T) {
 		pInfo := pop(t, logger, q)
 		clk.Step(time.Second)
 		fail(t, logger, q, pInfo, "Resources")
-		clk.Step(DefaultPodInitialBackoffDuration)
+		clk.Step(firstBackoffOver)
 		q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
 	}
 	// Each pod was tried once, in turn; the order is again p1, p2, p3.
@@ -966,7 +976,7 @@ func TestRecentlyTriedPodsGoBack(t *testing.T) {
 
 func TestFlushUnschedulablePodsLeftover(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute))
 	addAndFail(t, logger, q, makePod("old", 0), "Resources")
 	clk.Step(30 * time.Second)
@@ -989,7 +999,7 @@ func TestFlushUnschedulablePodsLeftover(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	counter := func(queue, event string) float64 {
 		v, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues(queue, event))
@@ -1009,7 +1019,7 @@ func TestMetrics(t *testing.T) {
 	if diff := cmp.Diff([3]float64{2, 1, 1}, gauges()); diff != "" {
 		t.Errorf("pending_pods{active, backoff, unschedulable} (-want, +got):\n%s", diff)
 	}
-	clk.Step(DefaultPodInitialBackoffDuration)
+	clk.Step(firstBackoffOver)
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
 	q.Done(logger, pop(t, logger, q).Pod.UID)
 	if diff := cmp.Diff([3]float64{2, 1, 0}, gauges()); diff != "" {
@@ -1026,7 +1036,7 @@ func TestMetrics(t *testing.T) {
 // flight.
 func TestConcurrentUse(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk)
 	const n = 200
 	var wg sync.WaitGroup
@@ -1050,7 +1060,7 @@ func TestConcurrentUse(t *testing.T) {
 			// Everything left waits in the pool or in backoffQ, or is
 			// still being added.
 			q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
-			clk.Step(DefaultPodInitialBackoffDuration)
+			clk.Step(firstBackoffOver)
 			q.flushBackoffQCompleted(logger)
 			time.Sleep(time.Millisecond)
 			continue
@@ -1079,7 +1089,7 @@ func TestConcurrentUse(t *testing.T) {
 // flight still ends once.
 func TestPopDiscardsPodInFlight(t *testing.T) {
 	logger := newTestLogger(t)
-	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()))
 	q.Add(logger, makePod("twice", 10))
 	first := pop(t, logger, q)
 	q.Add(logger, makePod("twice", 10))
@@ -1102,7 +1112,7 @@ func TestPopDiscardsPodInFlight(t *testing.T) {
 // flushUnschedulableEntitiesLeftover records the event for pods in flight.
 func TestFlushIsAnEventForPodsInFlight(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute))
 	addAndFail(t, logger, q, makePod("old", 0), "Resources")
 	clk.Step(2 * time.Minute)
@@ -1127,6 +1137,160 @@ func (gate) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
 	return nil
 }
 
+// popOrFail pops, or fails the test if Pop still waits after five
+// seconds; it then closes the queue, which ends that Pop.
+func popOrFail(t *testing.T, logger klog.Logger, q *PriorityQueue) *framework.QueuedPodInfo {
+	t.Helper()
+	type popped struct {
+		pInfo *framework.QueuedPodInfo
+		err   error
+	}
+	ch := make(chan popped, 1)
+	go func() {
+		entity, err := q.Pop(logger)
+		pInfo, _ := entity.(*framework.QueuedPodInfo)
+		ch <- popped{pInfo, err}
+	}()
+	select {
+	case p := <-ch:
+		if p.err != nil || p.pInfo == nil {
+			t.Fatalf("Pop returned %v, %v", p.pInfo, p.err)
+		}
+		return p.pInfo
+	case <-time.After(5 * time.Second):
+		q.Close()
+		t.Fatal("Pop still waits after 5s")
+		return nil
+	}
+}
+
+// TestPopFromBackoffQ: when activeQ is empty, Pop takes a pod from
+// backoffQ before its backoff ends (SchedulerPopFromBackoffQ, on by default
+// upstream): the earliest window first and, within a window, the pod
+// activeQ would put first. A pod whose attempt ended in an error is never
+// taken early, and a pod in activeQ always goes first.
+func TestPopFromBackoffQ(t *testing.T) {
+	type failure struct {
+		name     string
+		priority int32
+		plugins  []string      // none: the attempt ended in an error
+		after    time.Duration // the failure, after the previous one
+	}
+	tests := []struct {
+		name     string
+		failures []failure
+		active   []string // pods added to activeQ after the failures
+		want     []string // what Pop returns, in order
+	}{
+		{
+			name:     "activeQ empty: the head of backoffQ, before its backoff ends",
+			failures: []failure{{name: "rejected", plugins: []string{"Resources"}}},
+			want:     []string{"rejected"},
+		},
+		{
+			name:     "activeQ first",
+			failures: []failure{{name: "rejected", plugins: []string{"Resources"}}},
+			active:   []string{"new"},
+			want:     []string{"new", "rejected"},
+		},
+		{
+			name: "one window: the higher priority first",
+			failures: []failure{
+				{name: "low", priority: 1, plugins: []string{"Resources"}},
+				{name: "high", priority: 100, plugins: []string{"Resources"}, after: 500 * time.Millisecond},
+			},
+			want: []string{"high", "low"},
+		},
+		{
+			name: "two windows: the earlier window first, whatever the priority",
+			failures: []failure{
+				{name: "low", priority: 1, plugins: []string{"Resources"}},
+				{name: "high", priority: 100, plugins: []string{"Resources"}, after: time.Second},
+			},
+			want: []string{"low", "high"},
+		},
+		{
+			name: "an error is not taken early",
+			failures: []failure{
+				{name: "error"},
+				{name: "rejected", plugins: []string{"Resources"}},
+			},
+			active: []string{"new"},
+			want:   []string{"new", "rejected"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(windowStart())
+			q := newTestQueue(t, clk)
+			for _, f := range tt.failures {
+				clk.Step(f.after)
+				q.Add(logger, makePod(f.name, f.priority))
+				pInfo := pop(t, logger, q)
+				// An event of interest during the attempt sends the pod to
+				// backoffQ rather than the pool; an error always does.
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+				fail(t, logger, q, pInfo, f.plugins...)
+				if diff := cmp.Diff(backoffQ, where(q, f.name)); diff != "" {
+					t.Fatalf("%s after its failure (-want, +got):\n%s", f.name, diff)
+				}
+			}
+			for _, name := range tt.active {
+				q.Add(logger, makePod(name, 0))
+			}
+			var got []string
+			for range tt.want {
+				pInfo := popOrFail(t, logger, q)
+				got = append(got, pInfo.Pod.Name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("popped (-want, +got):\n%s", diff)
+			}
+			// Whatever is left waits out its backoff: no pod is in activeQ,
+			// and backoffQ holds only pods that may not be taken early.
+			if diff := cmp.Diff(0, q.backoffQ.lenBackoff()+len(q.PodsInActiveQ())); diff != "" {
+				t.Errorf("pods Pop could still take (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPopFromBackoffQIsLogged: a pod Pop takes from backoffQ moves to
+// activeQ on the event PopFromBackoffQ, the event upstream counts it under
+// in queue_incoming_pods_total.
+func TestPopFromBackoffQIsLogged(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()))
+	q.Add(logger, makePod("p", 0))
+	pInfo := pop(t, logger, q)
+	fail(t, logger, q, pInfo, "Resources")
+	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	popOrFail(t, logger, q)
+	want := []string{"ns/p UnscheduledPodAdd Active", "ns/p ScheduleAttemptFailure Unschedulable", "ns/p NodeAdd Backoff", "ns/p PopFromBackoffQ Active"}
+	if diff := cmp.Diff(want, moves(logger)); diff != "" {
+		t.Errorf("logged moves (-want, +got):\n%s", diff)
+	}
+}
+
+// TestMoveToBackoffQRunsPreEnqueue: the PreEnqueue plugins run when a pod
+// enters backoffQ, since Pop may take it from there: a pod a plugin holds
+// back waits in the pool, gated, instead.
+func TestMoveToBackoffQRunsPreEnqueue(t *testing.T) {
+	logger := newTestLogger(t)
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	gated := makePod("gated", 0)
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	pInfo := q.newQueuedPodInfo(gated)
+	pInfo.UnschedulablePlugins, pInfo.UnschedulableCount = sets.New("Resources"), 1
+	q.lock.Lock()
+	moved := q.moveToBackoffQ(logger, pInfo, "Test", "")
+	q.lock.Unlock()
+	if diff := cmp.Diff([]any{false, unschedulableQ, "SchedulingGates"}, []any{moved, where(q, "gated"), pInfo.GatingPlugin}); diff != "" {
+		t.Errorf("moved, where, gating plugin (-want, +got):\n%s", diff)
+	}
+}
+
 // TestGatedPodIsParked: a pod a PreEnqueue plugin holds back waits in the
 // unschedulable pool and is never popped; events its gating plugin did not
 // register leave it there; removing its last gate moves it to activeQ.
@@ -1137,7 +1301,7 @@ func TestGatedPodIsParked(t *testing.T) {
 		gatesEliminated: {{PluginName: "SchedulingGates", QueueingHintFn: queueHint}},
 		nodeAdd:         {{PluginName: "Resources", QueueingHintFn: queueHint}},
 	}
-	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithQueueingHintMap(hints), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()), WithQueueingHintMap(hints), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
 	gated := makePod("gated", 0)
 	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
 	gated.ResourceVersion = "1"
@@ -1166,7 +1330,7 @@ func TestGatedPodIsParked(t *testing.T) {
 // pod to backoffQ when it fails; it ignores other pods.
 func TestActivate(t *testing.T) {
 	logger := newTestLogger(t)
-	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()))
 	parked := addAndFail(t, logger, q, makePod("parked", 0), "Resources")
 	backingOff := addAndFail(t, logger, q, makePod("backing-off", 0))
 	q.Add(logger, makePod("flying", 0))
@@ -1189,7 +1353,7 @@ func TestActivate(t *testing.T) {
 // a wildcard event to the pods in flight.
 func TestGatedPodFlushedOncePerPeriod(t *testing.T) {
 	logger := newTestLogger(t)
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := testingclock.NewFakeClock(windowStart())
 	q := newTestQueue(t, clk, WithPodMaxInUnschedulablePodsDuration(time.Minute), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
 	gated := makePod("gated", 0)
 	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
@@ -1230,7 +1394,7 @@ func TestRetriedPodsTakeTurns(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
-			clk := testingclock.NewFakeClock(time.Now())
+			clk := testingclock.NewFakeClock(windowStart())
 			q := newTestQueue(t, clk)
 			for _, p := range tt.pods {
 				q.Add(logger, p)
@@ -1262,24 +1426,29 @@ func TestRetriedPodsTakeTurns(t *testing.T) {
 // from 1 s, and errors are counted apart: a pod whose last attempts
 // failed with errors backs off by their count, not by its unschedulable
 // count (calculateBackoffDuration's count, as upstream's getBackoffTime
-// picks it).
+// picks it). The end is truncated to the start of its one-second window,
+// and the pod backs off until that window is over.
 func TestGetBackoffTime(t *testing.T) {
 	tests := []struct {
 		name                 string
 		unschedulable, error int
+		intoWindow           time.Duration // the pod's timestamp, after the start of its window
 		want                 time.Duration // after the pod's timestamp; 0: no backoff
 		backingOffAt         time.Duration // asked this long after the timestamp
 		wantBackingOff       bool
 	}{
 		{name: "never failed: no backoff", want: 0, backingOffAt: 0, wantBackingOff: false},
 		{name: "one failure: 1s", unschedulable: 1, want: time.Second, backingOffAt: 500 * time.Millisecond, wantBackingOff: true},
+		{name: "one failure: still backing off in the window its backoff ends in", unschedulable: 1, want: time.Second, backingOffAt: 1900 * time.Millisecond, wantBackingOff: true},
+		{name: "one failure: done when that window is over", unschedulable: 1, want: time.Second, backingOffAt: 2 * time.Second, wantBackingOff: false},
+		{name: "one failure 300ms into a window: the end is truncated to its window", unschedulable: 1, intoWindow: 300 * time.Millisecond, want: 700 * time.Millisecond, backingOffAt: 1700 * time.Millisecond, wantBackingOff: false},
 		{name: "three failures: 4s", unschedulable: 3, want: 4 * time.Second, backingOffAt: 3 * time.Second, wantBackingOff: true},
 		{name: "three failures, then 2 errors: 2s", unschedulable: 3, error: 2, want: 2 * time.Second, backingOffAt: 3 * time.Second, wantBackingOff: false},
-		{name: "errors only: 1s", error: 1, want: time.Second, backingOffAt: time.Second, wantBackingOff: false},
+		{name: "errors only: 1s", error: 1, want: time.Second, backingOffAt: 2 * time.Second, wantBackingOff: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
+			start := windowStart().Add(tt.intoWindow)
 			clk := testingclock.NewFakeClock(start)
 			q := newTestQueue(t, clk)
 			pInfo := q.newQueuedPodInfo(makePod("p", 0))
@@ -1371,7 +1540,7 @@ func TestPodGroupEntity(t *testing.T) {
 	complete := false
 	unscheduledPodAdd := framework.EventUnscheduledPodAdd
 	hints := QueueingHintMap{unscheduledPodAdd: {{PluginName: "Quorum", QueueingHintFn: queueHint}}}
-	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithQueueingHintMap(hints), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{quorum{&complete}}))
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()), WithQueueingHintMap(hints), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{quorum{&complete}}))
 
 	q.Add(logger, makeMember("a", "g"))
 	q.Add(logger, makeMember("b", "g"))
@@ -1430,7 +1599,7 @@ func TestAddAttemptedPodGroupIfNeeded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := newTestLogger(t)
-			clk := testingclock.NewFakeClock(time.Now())
+			clk := testingclock.NewFakeClock(windowStart())
 			q := newTestQueue(t, clk)
 			q.AddPodGroup(logger, makePodGroup("g"))
 			q.Add(logger, makeMember("a", "g"))
@@ -1485,7 +1654,7 @@ func TestAddAttemptedPodGroupIfNeeded(t *testing.T) {
 // PodGroup wait apart until it comes back.
 func TestDeletePodGroupMembers(t *testing.T) {
 	logger := newTestLogger(t)
-	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()))
 	pg := makePodGroup("g")
 	q.AddPodGroup(logger, pg)
 	a, b := makeMember("a", "g"), makeMember("b", "g")
@@ -1510,7 +1679,7 @@ func TestDeletePodGroupMembers(t *testing.T) {
 // the group.
 func TestPodGroupMetrics(t *testing.T) {
 	logger := newTestLogger(t)
-	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()))
 	q.AddPodGroup(logger, makePodGroup("g"))
 	for _, name := range []string{"a", "b", "c"} {
 		q.Add(logger, makeMember(name, "g"))
@@ -1530,7 +1699,7 @@ func TestPodGroupMetrics(t *testing.T) {
 // cycle ends.
 func TestSinglePodFailureDuringGroupCycle(t *testing.T) {
 	logger := newTestLogger(t)
-	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()))
+	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()))
 	q.Add(logger, makePod("single", 0))
 	single := pop(t, logger, q)
 	q.AddPodGroup(logger, makePodGroup("g"))
@@ -1551,7 +1720,7 @@ func TestSinglePodFailureDuringGroupCycle(t *testing.T) {
 	if diff := cmp.Diff([3]string{backoffQ, backoffQ, backoffQ}, [3]string{where(q, "a"), where(q, "b"), where(q, "single")}); diff != "" {
 		t.Errorf("where a, b and single are (-want, +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(2, len(q.backoffQ.queue.List())); diff != "" {
+	if diff := cmp.Diff(2, q.backoffQ.len()); diff != "" {
 		t.Errorf("entities in backoffQ: the single pod and one group (-want, +got):\n%s", diff)
 	}
 	checkNoneInFlight(t, q)
