@@ -164,8 +164,9 @@ func TestSchedulingQueue(t *testing.T) {
 		// A pod still backing off would go to backoffQ instead, which
 		// orders by the one-second window in which the backoff ends: if
 		// low's ended a window before high's, low would take the room.
-		// Both failed before high's condition was seen, so one initial
-		// backoff and one window from now are enough.
+		// Each failed once (no event in between could move them), before
+		// high's condition was seen, so one initial backoff and one window
+		// from now are enough.
 		time.Sleep(backendqueue.DefaultPodInitialBackoffDuration + time.Second)
 		if _, err := admin.CoreV1().Nodes().Create(ctx, withLabel(node("prio"), "pool", "prio"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

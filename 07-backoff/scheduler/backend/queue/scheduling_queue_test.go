@@ -208,8 +208,11 @@ func TestPopCountsAttemptsAndWaits(t *testing.T) {
 	// pop is the second attempt.
 	fail(t, logger, q, pInfo, "Resources")
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
-	clk.Step(time.Second)
+	clk.Step(firstBackoffOver)
 	q.flushBackoffQCompleted(logger)
+	if diff := cmp.Diff(activeQ, where(q, "p")); diff != "" {
+		t.Fatalf("after its backoff (-want, +got):\n%s", diff)
+	}
 	pInfo, err := q.Pop(logger)
 	if err != nil {
 		t.Fatal(err)
@@ -949,10 +952,23 @@ func TestPopFromBackoffQ(t *testing.T) {
 				t.Errorf("popped (-want, +got):\n%s", diff)
 			}
 			// Whatever is left waits out its backoff: no pod is in activeQ,
-			// and backoffQ holds only pods that may not be taken early.
+			// backoffQ holds only pods that may not be taken early, and Pop
+			// waits.
 			if diff := cmp.Diff(0, q.backoffQ.lenBackoff()+len(q.PodsInActiveQ())); diff != "" {
 				t.Errorf("pods Pop could still take (-want, +got):\n%s", diff)
 			}
+			popped := make(chan struct{})
+			go func() {
+				_, _ = q.Pop(logger)
+				close(popped)
+			}()
+			select {
+			case <-popped:
+				t.Errorf("Pop returned, with only pods that may not be taken early in backoffQ")
+			case <-time.After(100 * time.Millisecond):
+			}
+			q.Close()
+			<-popped
 		})
 	}
 }

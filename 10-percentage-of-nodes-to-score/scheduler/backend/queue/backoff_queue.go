@@ -80,6 +80,12 @@ func (bq *backoffQueue) waitUntilAlignedWithOrderingWindow(f func(), stop <-chan
 			return
 		case <-timer.C():
 		}
+		// A tick and Close may come together; select picks either.
+		select {
+		case <-stop:
+			return
+		default:
+		}
 		f()
 	}
 }
@@ -135,10 +141,10 @@ func (bq *backoffQueue) calculateBackoffDuration(count int) time.Duration {
 	return bq.podInitialBackoff << shift
 }
 
-// isPodBackingoff says whether the pod's backoff has not ended yet: it
-// ends when its window has begun, so a pod whose backoff ends within the
-// current window is still backing off, and the next flush takes the whole
-// window.
+// isPodBackingoff says whether the pod's backoff has not ended yet. The
+// stored end is the start of its window, and the pod backs off until the
+// next window begins, as upstream's isEntityBackingoff says: the flush at
+// that moment takes the whole window.
 //
 //workshop:part 07/1
 func (bq *backoffQueue) isPodBackingoff(pInfo *framework.QueuedPodInfo) bool {
@@ -219,7 +225,8 @@ func (bq *backoffQueue) popBackoff() (*framework.QueuedPodInfo, bool) {
 }
 
 // popAllBackoffCompleted removes and returns the pods of both heaps whose
-// backoff has ended, the earliest first.
+// backoff has ended: those of queue, in its order (window, then as
+// activeQ), then those of errorQueue, the earliest first.
 //
 //workshop:part 07/4
 func (bq *backoffQueue) popAllBackoffCompleted() []*framework.QueuedPodInfo {

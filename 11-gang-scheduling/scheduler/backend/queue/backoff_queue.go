@@ -34,9 +34,11 @@ const backoffQOrderingWindowDuration = time.Second
 //     their backoff ends, then as activeQ orders them. Pop may take its
 //     head early, when activeQ is empty: a rejected entity's backoff only
 //     keeps it from taking turns from entities that wait to be tried;
-//   - errorQueue, the entities whose attempt ended in an error, ordered by the
-//     end of their backoff. Pop never takes them early: their backoff
-//     protects the apiserver, not the other pods.
+//   - errorQueue, the entities with no rejecting plugin of their own,
+//     ordered by the end of their backoff: pods whose attempt ended in an
+//     error, and every pod group, whose members, not the group, carry the
+//     rejecting plugins (as upstream's). Pop never takes them early: an
+//     error's backoff protects the apiserver, not the other pods.
 //
 // It is guarded by the PriorityQueue's lock.
 type backoffQueue struct {
@@ -79,6 +81,12 @@ func (bq *backoffQueue) waitUntilAlignedWithOrderingWindow(f func(), stop <-chan
 			timer.Stop()
 			return
 		case <-timer.C():
+		}
+		// A tick and Close may come together; select picks either.
+		select {
+		case <-stop:
+			return
+		default:
 		}
 		f()
 	}
@@ -135,10 +143,10 @@ func (bq *backoffQueue) calculateBackoffDuration(count int) time.Duration {
 	return bq.podInitialBackoff << shift
 }
 
-// isEntityBackingoff says whether the entity's backoff has not ended yet:
-// it ends when its window has begun, so an entity whose backoff ends within
-// the current window is still backing off, and the next flush takes the
-// whole window.
+// isEntityBackingoff says whether the entity's backoff has not ended yet.
+// The stored end is the start of its window, and the entity backs off
+// until the next window begins, as upstream's isEntityBackingoff says: the
+// flush at that moment takes the whole window.
 //
 //workshop:part 07/1
 func (bq *backoffQueue) isEntityBackingoff(entity framework.QueuedEntityInfo) bool {
@@ -223,7 +231,8 @@ func (bq *backoffQueue) popBackoff() (framework.QueuedEntityInfo, bool) {
 }
 
 // popAllBackoffCompleted removes and returns the entities of both heaps
-// whose backoff has ended, the earliest first.
+// whose backoff has ended: those of queue, in its order (window, then as
+// activeQ), then those of errorQueue, the earliest first.
 //
 //workshop:part 07/4
 func (bq *backoffQueue) popAllBackoffCompleted() []framework.QueuedEntityInfo {

@@ -271,8 +271,11 @@ func TestPopCountsAttemptsAndWaits(t *testing.T) {
 	// pop is the second attempt.
 	fail(t, logger, q, pInfo, "Resources")
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
-	clk.Step(time.Second)
+	clk.Step(firstBackoffOver)
 	q.flushBackoffQCompleted(logger)
+	if diff := cmp.Diff(activeQ, where(q, "p")); diff != "" {
+		t.Fatalf("after its backoff (-want, +got):\n%s", diff)
+	}
 	pInfo = pop(t, logger, q)
 	if diff := cmp.Diff(2, pInfo.Attempts); diff != "" {
 		t.Errorf("attempts after the second pop (-want, +got):\n%s", diff)
@@ -1249,10 +1252,23 @@ func TestPopFromBackoffQ(t *testing.T) {
 				t.Errorf("popped (-want, +got):\n%s", diff)
 			}
 			// Whatever is left waits out its backoff: no pod is in activeQ,
-			// and backoffQ holds only pods that may not be taken early.
+			// backoffQ holds only pods that may not be taken early, and Pop
+			// waits.
 			if diff := cmp.Diff(0, q.backoffQ.lenBackoff()+len(q.PodsInActiveQ())); diff != "" {
 				t.Errorf("pods Pop could still take (-want, +got):\n%s", diff)
 			}
+			popped := make(chan struct{})
+			go func() {
+				_, _ = q.Pop(logger)
+				close(popped)
+			}()
+			select {
+			case <-popped:
+				t.Errorf("Pop returned, with only pods that may not be taken early in backoffQ")
+			case <-time.After(100 * time.Millisecond):
+			}
+			q.Close()
+			<-popped
 		})
 	}
 }
@@ -1637,6 +1653,12 @@ func TestAddAttemptedPodGroupIfNeeded(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("where the members are after the cycle (-want, +got):\n%s", diff)
+			}
+			// A pod group in backoffQ is never taken early: its members, not
+			// the group, carry the rejecting plugins, so it waits with the
+			// errors, as upstream's does.
+			if diff := cmp.Diff(0, q.backoffQ.lenBackoff()); diff != "" {
+				t.Errorf("entities Pop may take early from backoffQ (-want, +got):\n%s", diff)
 			}
 			checkNoneInFlight(t, q)
 			if len(tt.wantPending) == 0 {

@@ -931,9 +931,9 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 // the attempt: a pod, or a pod group with its queued members. When activeQ
 // is empty, it takes the head of backoffQ instead, before its backoff
 // ends, as upstream's activeQueue.unlockedPop does: the scheduler would
-// otherwise idle while entities wait. Only entities some plugin rejected
-// are taken early; one whose attempt ended in an error waits out its
-// backoff. It returns an error once the queue is closed.
+// otherwise idle while entities wait. Only single pods some plugin
+// rejected are taken early; a pod whose attempt ended in an error, and a
+// pod group, wait out their backoff (backoff_queue.go). It returns an error once the queue is closed.
 //
 // A pod popped while it is still in flight is a bug elsewhere: the same pod
 // tracked twice. That copy is discarded and the next entity popped, as
