@@ -782,43 +782,40 @@ type Process struct {
 // StartScheduler starts a scheduler connected to the cluster of kubeconfig,
 // with extra flags, its output going to logPath.
 //
-// The address is chosen free and then handed to the process, which binds it
-// a moment later; another lane of the suite may take it in between. A
-// process that exits at start because the address is in use is started
-// again on another one, up to five times.
+// The address is chosen free and then handed to the process, which binds
+// it only once it has set up: kube-scheduler first generates its
+// self-signed serving certificate, which takes seconds on a busy machine.
+// Another lane of the suite, or another tool, may take the address in
+// between. So StartScheduler waits until the process serves (WaitServing)
+// and starts it again on another address when it exited because its
+// address was in use, up to five times.
 func StartScheduler(s Scheduler, kubeconfig string, extra []string, logPath string) (*Process, error) {
 	for attempt := 1; ; attempt++ {
-		p, err := startScheduler(s, kubeconfig, extra, logPath)
-		if err != nil || attempt == 5 || !p.lostItsAddress() {
-			return p, err
+		addr, err := pickAddress()
+		if err != nil {
+			return nil, err
+		}
+		p, err := startScheduler(s, kubeconfig, extra, logPath, addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.WaitServing(); err == nil || attempt == 5 || !p.lostItsAddress() {
+			return p, nil // the caller's WaitServing reports a failure
 		}
 	}
 }
 
-// lostItsAddress waits, for two seconds at most, until the process serves
-// on its address or exits, and says whether it exited because the address
-// was taken.
+// lostItsAddress says whether the process, which has exited, did so because
+// its address was in use.
 func (p *Process) lostItsAddress() bool {
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		if p.Exited() {
-			log, err := os.ReadFile(p.logPath)
-			return err == nil && strings.Contains(string(log), "address already in use")
-		}
-		if conn, err := net.DialTimeout("tcp", p.addr, 100*time.Millisecond); err == nil {
-			conn.Close()
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !p.Exited() {
+		return false
 	}
-	return false
+	log, err := os.ReadFile(p.logPath)
+	return err == nil && strings.Contains(string(log), "address already in use")
 }
 
-func startScheduler(s Scheduler, kubeconfig string, extra []string, logPath string) (*Process, error) {
-	addr, err := freeAddress()
-	if err != nil {
-		return nil, err
-	}
+func startScheduler(s Scheduler, kubeconfig string, extra []string, logPath, addr string) (*Process, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -845,21 +842,80 @@ func startScheduler(s Scheduler, kubeconfig string, extra []string, logPath stri
 	return p, nil
 }
 
-// WaitServing waits until the scheduler's HTTP server accepts connections,
-// so the first step does not race the process's start.
+// WaitServing waits until the scheduler's HTTP server listens, so the
+// first step does not race the process's start. A connection alone does
+// not tell: it may reach another process that took the address first, while
+// this one is about to exit. Where /proc tells which process owns a
+// listening socket (Linux), WaitServing waits for this process's own.
 func (p *Process) WaitServing() error {
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if p.Exited() {
-			return fmt.Errorf("the scheduler exited at start: %v", p.err)
+			return fmt.Errorf("the scheduler exited at start: %v; see %s", p.err, p.logPath)
 		}
-		if conn, err := net.DialTimeout("tcp", p.addr, time.Second); err == nil {
-			conn.Close()
+		if p.listening() {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("the scheduler did not listen on %s within 30s", p.addr)
+	return fmt.Errorf("the scheduler did not listen on %s within 60s", p.addr)
+}
+
+// listening says whether the process listens on its address: whether one of
+// its file descriptors is the socket that /proc/net/tcp lists as listening
+// on that port. Without /proc, it says whether the address accepts a
+// connection.
+func (p *Process) listening() bool {
+	inodes, err := listeningSockets(p.addr)
+	if err != nil {
+		conn, err := net.DialTimeout("tcp", p.addr, time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		return err == nil
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid))
+	if err != nil {
+		return false // it has just exited
+	}
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", p.cmd.Process.Pid, fd.Name()))
+		if err == nil && inodes[target] {
+			return true
+		}
+	}
+	return false
+}
+
+// listeningSockets returns, as /proc/PID/fd links name them ("socket:[N]"),
+// the sockets listening on addr's port, from /proc/net/tcp: one line per
+// socket, "sl local_address rem_address st ... inode", with the port in hex
+// after the colon of local_address and 0A as the state LISTEN.
+func listeningSockets(addr string) (map[string]bool, error) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	want, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, err
+	}
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return nil, err
+	}
+	inodes := map[string]bool{}
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 10 || f[3] != "0A" {
+			continue
+		}
+		_, hexPort, _ := strings.Cut(f[1], ":")
+		if n, err := strconv.ParseInt(hexPort, 16, 32); err == nil && int(n) == want {
+			inodes["socket:["+f[9]+"]"] = true
+		}
+	}
+	return inodes, nil
 }
 
 // Pid is the scheduler's process ID.
@@ -901,6 +957,10 @@ func (p *Process) Stop(exit0 bool) error {
 	}
 	return nil
 }
+
+// pickAddress chooses each scheduler's address: freeAddress, or in tests an
+// address they choose.
+var pickAddress = freeAddress
 
 // freeAddress returns a free loopback address for a scheduler's server.
 // It picks a port below Linux's ephemeral range (32768 and up), which the
