@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -137,10 +136,7 @@ func TestSchedulingQueue(t *testing.T) {
 
 	t.Run("an event moves two pods: the higher priority gets the room", func(t *testing.T) {
 		for name, value := range map[string]int32{"low": 10, "high": 1000} {
-			pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
-			if _, err := admin.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			createPriorityClass(ctx, t, admin, ns, name, value)
 		}
 		// The low-priority pod comes first, and both wait for a node of
 		// their pool; the node has room for one of them.

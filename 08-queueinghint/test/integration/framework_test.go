@@ -15,9 +15,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
@@ -274,6 +276,40 @@ func createPod(ctx context.Context, t *testing.T, client kubernetes.Interface, p
 	t.Helper()
 	if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// createPriorityClass creates a PriorityClass and returns once the
+// apiserver admits pods of it in namespace ns. The Priority admission
+// plugin looks a pod's class up in its informer's lister (resolvePriorityClass
+// in kube-apiserver's plugin/pkg/admission/priority/admission.go), which
+// learns of a new class a moment after it is created: a pod created in that
+// moment is refused with "no PriorityClass with name ... was found". A pod
+// created with a server-side dry run goes through admission and is never
+// stored, so no scheduler sees it; once one is admitted, the class is known.
+func createPriorityClass(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string, value int32) {
+	t.Helper()
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+	if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	probe := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "priority-class-probe-"},
+		Spec: v1.PodSpec{
+			PriorityClassName: name,
+			Containers:        []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, last = client.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if apierrors.IsForbidden(last) {
+			return false, nil // not known to the admission plugin yet
+		}
+		return last == nil, last
+	})
+	if err != nil {
+		t.Fatalf("pods of priority class %s were not admitted: %v (last: %v)", name, err, last)
 	}
 }
 

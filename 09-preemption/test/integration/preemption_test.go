@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
@@ -61,9 +60,7 @@ func testPreemption(t *testing.T) {
 		name  string
 		value int32
 	}{{"p10", 10}, {"p15", 15}, {"p20", 20}, {"p100", 100}, {"p1000", 1000}} {
-		if _, err := admin.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: pc.name}, Value: pc.value}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		createPriorityClass(ctx, t, admin, ns, pc.name, pc.value)
 	}
 	for _, name := range []string{"node-a", "node-b"} {
 		n := withCPU(node(name), "2")

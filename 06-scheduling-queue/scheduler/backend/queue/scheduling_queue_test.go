@@ -640,8 +640,9 @@ func (gate) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
 }
 
 // TestGatedPodIsParked: a pod a PreEnqueue plugin holds back waits in the
-// unschedulable pool and is never popped; events its gating plugin did not
-// register leave it there; removing its last gate moves it to activeQ.
+// unschedulable pool, counted as coming into it, and is never popped;
+// events its gating plugin did not register leave it there; removing its
+// last gate moves it to activeQ.
 func TestGatedPodIsParked(t *testing.T) {
 	logger := newTestLogger(t)
 	events := ClusterEventMap{
@@ -651,7 +652,15 @@ func TestGatedPodIsParked(t *testing.T) {
 	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithClusterEventMap(events), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
 	gated := makePod("gated", 0)
 	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	pool := func() float64 {
+		v, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", framework.EventUnscheduledPodAdd.Label()))
+		return v
+	}
+	before := pool()
 	q.Add(logger, gated)
+	if diff := cmp.Diff(before+1, pool()); diff != "" {
+		t.Errorf("queue_incoming_pods_total{unschedulable, UnscheduledPodAdd} (-want, +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
 		t.Fatalf("the pool (-want, +got):\n%s", diff)
 	}

@@ -297,6 +297,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.Queue
 		p.backoffQ.delete(pInfo)
 		if _, ok := p.unschedulablePods[key]; !ok {
 			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
+			metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Inc()
 		}
 		p.unschedulablePods[key] = pInfo
 		p.gatedPods.Insert(key)
@@ -361,6 +362,7 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.Queu
 	if pInfo.GatingPlugin != "" {
 		if _, ok := p.unschedulablePods[key]; !ok {
 			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
+			metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Inc()
 		}
 		p.unschedulablePods[key] = pInfo
 		p.gatedPods.Insert(key)

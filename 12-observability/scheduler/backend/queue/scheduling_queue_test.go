@@ -1273,8 +1273,8 @@ func TestPopFromBackoffQ(t *testing.T) {
 }
 
 // TestPopFromBackoffQIsLogged: a pod Pop takes from backoffQ moves to
-// activeQ on the event PopFromBackoffQ, the event upstream counts it under
-// in queue_incoming_pods_total.
+// activeQ on the event PopFromBackoffQ, and is counted under it in
+// queue_incoming_pods_total, as upstream's activeQueue.unlockedPop counts it.
 func TestPopFromBackoffQIsLogged(t *testing.T) {
 	logger := newTestLogger(t)
 	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()))
@@ -1282,16 +1282,121 @@ func TestPopFromBackoffQIsLogged(t *testing.T) {
 	pInfo := pop(t, logger, q)
 	fail(t, logger, q, pInfo, "Resources")
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+	incoming := func() [2]float64 {
+		pods, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues("active", framework.PopFromBackoffQ))
+		entities, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingEntities.WithLabelValues("active", framework.PopFromBackoffQ, metrics.Pod))
+		return [2]float64{pods, entities}
+	}
+	before := incoming()
 	popOrFail(t, logger, q)
+	if diff := cmp.Diff([2]float64{before[0] + 1, before[1] + 1}, incoming()); diff != "" {
+		t.Errorf("queue_incoming_{pods,entities}_total{active, PopFromBackoffQ} (-want, +got):\n%s", diff)
+	}
 	want := []string{"ns/p UnscheduledPodAdd Active", "ns/p ScheduleAttemptFailure Unschedulable", "ns/p NodeAdd Backoff", "ns/p PopFromBackoffQ Active"}
 	if diff := cmp.Diff(want, moves(logger)); diff != "" {
 		t.Errorf("logged moves (-want, +got):\n%s", diff)
 	}
 }
 
+// countingGate is a PreEnqueue plugin that lets every pod through and
+// counts how often it ran for each.
+type countingGate struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (g *countingGate) Name() string { return "Counting" }
+func (g *countingGate) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls[pod.Name]++
+	return nil
+}
+
+func (g *countingGate) count(name string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.calls[name]
+}
+
+// TestPreEnqueueRunsOnceOnTheWayBack: from its failure to its next attempt,
+// a pod passes the PreEnqueue plugins once, whichever way it goes back.
+// They run when it enters backoffQ, and not again when it leaves it, by
+// the flush, by Pop or by Activate: upstream's moveToActiveQ skips them for
+// a pod that moves from backoffQ (skipPreEnqueue), which flushBackoffQCompleted and activate
+// ask for. A pod that waited in the pool passes them when it leaves.
+func TestPreEnqueueRunsOnceOnTheWayBack(t *testing.T) {
+	flush := func(logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock) {
+		clk.Step(firstBackoffOver)
+		q.flushBackoffQCompleted(logger)
+	}
+	tests := []struct {
+		name string
+		// toPool fails the pod with no event during its attempt, so that
+		// it waits in the pool; else it goes to backoffQ.
+		toPool bool
+		// leave sends the pod on to activeQ, or leaves it for Pop.
+		leave func(logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock)
+	}{
+		{name: "backoffQ, then the flush", leave: flush},
+		{name: "backoffQ, taken early by Pop", leave: func(klog.Logger, *PriorityQueue, *testingclock.FakeClock) {}},
+		{
+			name:   "the pool, then an event after its backoff",
+			toPool: true,
+			leave: func(logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock) {
+				clk.Step(firstBackoffOver)
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+			},
+		},
+		{
+			name:   "the pool, an event during its backoff, then the flush",
+			toPool: true,
+			leave: func(logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock) {
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+				flush(logger, q, clk)
+			},
+		},
+		{
+			name:   "Activate, from backoffQ",
+			toPool: false,
+			leave: func(logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+				q.Activate(logger, map[string]*v1.Pod{"ns/p": makePod("p", 0)})
+			},
+		},
+		{
+			name:   "Activate, from the pool",
+			toPool: true,
+			leave: func(logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+				q.Activate(logger, map[string]*v1.Pod{"ns/p": makePod("p", 0)})
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(windowStart())
+			g := &countingGate{calls: map[string]int{}}
+			q := newTestQueue(t, clk, WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{g}))
+			q.Add(logger, makePod("p", 0))
+			pInfo := pop(t, logger, q)
+			if !tt.toPool {
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+			}
+			before := g.count("p")
+			fail(t, logger, q, pInfo, "Resources")
+			tt.leave(logger, q, clk)
+			got := []any{popOrFail(t, logger, q).Pod.Name, g.count("p") - before}
+			if diff := cmp.Diff([]any{"p", 1}, got); diff != "" {
+				t.Errorf("popped, PreEnqueue runs since the failure (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestMoveToBackoffQRunsPreEnqueue: the PreEnqueue plugins run when a pod
 // enters backoffQ, since Pop may take it from there: a pod a plugin holds
-// back waits in the pool, gated, instead.
+// back waits in the pool, gated, instead, and is counted as coming into it,
+// as upstream's unschedulableEntities.addOrUpdate counts a new one.
 func TestMoveToBackoffQRunsPreEnqueue(t *testing.T) {
 	logger := newTestLogger(t)
 	q := newTestQueue(t, testingclock.NewFakeClock(windowStart()), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
@@ -1299,17 +1404,26 @@ func TestMoveToBackoffQRunsPreEnqueue(t *testing.T) {
 	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
 	pInfo := q.newQueuedPodInfo(gated)
 	pInfo.UnschedulablePlugins, pInfo.UnschedulableCount = sets.New("Resources"), 1
+	pool := func() float64 {
+		v, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", "Test"))
+		return v
+	}
+	before := pool()
 	q.lock.Lock()
 	moved := q.moveToBackoffQ(logger, pInfo, "Test", "")
 	q.lock.Unlock()
 	if diff := cmp.Diff([]any{false, unschedulableQ, "SchedulingGates"}, []any{moved, where(q, "gated"), pInfo.GatingPlugin}); diff != "" {
 		t.Errorf("moved, where, gating plugin (-want, +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(before+1, pool()); diff != "" {
+		t.Errorf("queue_incoming_pods_total{unschedulable, Test} (-want, +got):\n%s", diff)
+	}
 }
 
 // TestGatedPodIsParked: a pod a PreEnqueue plugin holds back waits in the
-// unschedulable pool and is never popped; events its gating plugin did not
-// register leave it there; removing its last gate moves it to activeQ.
+// unschedulable pool, counted as coming into it, and is never popped;
+// events its gating plugin did not register leave it there; removing its
+// last gate moves it to activeQ.
 func TestGatedPodIsParked(t *testing.T) {
 	logger := newTestLogger(t)
 	gatesEliminated := fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated}
@@ -1321,7 +1435,15 @@ func TestGatedPodIsParked(t *testing.T) {
 	gated := makePod("gated", 0)
 	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
 	gated.ResourceVersion = "1"
+	pool := func() float64 {
+		v, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", framework.EventUnscheduledPodAdd.Label()))
+		return v
+	}
+	before := pool()
 	q.Add(logger, gated)
+	if diff := cmp.Diff(before+1, pool()); diff != "" {
+		t.Errorf("queue_incoming_pods_total{unschedulable, UnscheduledPodAdd} (-want, +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
 		t.Fatalf("where the gated pod is (-want, +got):\n%s", diff)
 	}
