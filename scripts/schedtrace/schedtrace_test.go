@@ -278,6 +278,55 @@ func TestWriteSVG(t *testing.T) {
 	}
 }
 
+// TestWallAxis: attempts of several pods each start at zero on the
+// wall-time axis, as long as the longest; several attempts of one pod
+// share the axis from the first, so the wait between them shows.
+func TestWallAxis(t *testing.T) {
+	type axis struct {
+		Origins []int64
+		Scale   int64
+		Unit    string
+	}
+	tests := []struct {
+		name     string
+		attempts []*Attempt
+		want     axis
+	}{
+		{
+			name:     "two pods: each from its own start",
+			attempts: []*Attempt{{Pod: "ns/a", Start: 100, End: 150}, {Pod: "ns/b", Start: 400, End: 420}},
+			want:     axis{[]int64{100, 400}, 50, "ms since the attempt began"},
+		},
+		{
+			name:     "one pod, two attempts: both from the first, the gap between them shown",
+			attempts: []*Attempt{{Pod: "ns/a", Start: 100, End: 150}, {Pod: "ns/a", Start: 1100, End: 1130}},
+			want:     axis{[]int64{100, 100}, 1030, "ms since the pod's first attempt began"},
+		},
+		{
+			name:     "one attempt",
+			attempts: []*Attempt{{Pod: "ns/a", Start: 100, End: 150}},
+			want:     axis{[]int64{100}, 50, "ms since the attempt began"},
+		},
+		{
+			name:     "attempts with no pod logged are not taken for one pod's",
+			attempts: []*Attempt{{Start: 100, End: 150}, {Start: 1100, End: 1130}},
+			want:     axis{[]int64{100, 1100}, 50, "ms since the attempt began"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			origin, scale, unit := wallAxis(tt.attempts)
+			got := axis{Scale: scale, Unit: unit}
+			for _, a := range tt.attempts {
+				got.Origins = append(got.Origins, origin(a))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestMergeRects joins bars across gaps only while the gaps a bar swallows
 // stay within half a pixel: two goroutines that took turns keep bars of
 // about their own length, not of both.

@@ -269,17 +269,17 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 	}
 	attempts := make([]*Attempt, len(ids))
 	layouts := make([][]Rect, len(ids))
-	var maxCPU, maxWall int64 = 1, 1
+	var maxCPU int64 = 1
 	totals := map[string]int64{}
 	for i, id := range ids {
 		attempts[i] = tr.Layout(id)
 		layouts[i] = attempts[i].CPULayout()
 		maxCPU = max(maxCPU, attempts[i].CPU)
-		maxWall = max(maxWall, attempts[i].End-attempts[i].Start)
 		for _, p := range attempts[i].Pieces {
 			totals[p.Type] += p.End - p.Start
 		}
 	}
+	wallOrigin, maxWall, wallUnit := wallAxis(attempts)
 	types := make([]string, 0, len(totals))
 	for t := range totals {
 		types = append(types, t)
@@ -343,10 +343,11 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 				x0, row[r.Goroutine]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight, color(r.Type), html.EscapeString(r.Type), float64(r.CPU)/1e6)
 		}
 	})
-	drawPanel("Along wall time: light, the goroutine worked for the attempt; coloured, it ran", "ms since the attempt began", maxWall, func(i int, a *Attempt, row map[int64]int, _ int) {
+	drawPanel("Along wall time: light, the goroutine worked for the attempt; coloured, it ran", wallUnit, maxWall, func(i int, a *Attempt, row map[int64]int, _ int) {
+		origin := wallOrigin(a)
 		for _, g := range a.Goroutines {
 			for _, s := range a.Spans[g] {
-				x0, x1 := px(s.Start-a.Start, maxWall), px(s.End-a.Start, maxWall)
+				x0, x1 := px(s.Start-origin, maxWall), px(s.End-origin, maxWall)
 				fmt.Fprintf(&b, `<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="#e8e8e8"/>`+"\n", x0, row[g]+(svgRowHeight-svgBarHeight)/2, max(x1-x0, 0.3), svgBarHeight)
 			}
 		}
@@ -354,7 +355,7 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 		// this scale.
 		var pieces []Rect
 		for _, p := range a.Pieces {
-			pieces = append(pieces, Rect{Goroutine: p.Goroutine, X: p.Start - a.Start, W: p.End - p.Start, Type: p.Type, CPU: p.End - p.Start})
+			pieces = append(pieces, Rect{Goroutine: p.Goroutine, X: p.Start - origin, W: p.End - p.Start, Type: p.Type, CPU: p.End - p.Start})
 		}
 		for _, r := range coalesce(mergeRects(pieces, maxWall), maxWall) {
 			x0, x1 := px(r.X, maxWall), px(r.X+r.W, maxWall)
@@ -374,6 +375,33 @@ func (tr *Trace) WriteSVG(w io.Writer, ids []uint64, title, stamp string) error 
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// wallAxis chooses the wall-time panel's axis: where each attempt's zero
+// is, how long the axis is (ns), and its unit. Attempts of several pods
+// each start at zero, to compare them. Several attempts of one pod share
+// the axis from its first one, in the order they began, so that the
+// picture shows what the pod waited for between them: its backoff, its
+// victims' deletion.
+func wallAxis(attempts []*Attempt) (origin func(*Attempt) int64, scale int64, unit string) {
+	onePod := len(attempts) > 1
+	for _, a := range attempts {
+		if a.Pod == "" || a.Pod != attempts[0].Pod {
+			onePod = false
+		}
+	}
+	scale = 1
+	if onePod {
+		first := attempts[0].Start
+		for _, a := range attempts {
+			scale = max(scale, a.End-first)
+		}
+		return func(*Attempt) int64 { return first }, scale, "ms since the pod's first attempt began"
+	}
+	for _, a := range attempts {
+		scale = max(scale, a.End-a.Start)
+	}
+	return func(a *Attempt) int64 { return a.Start }, scale, "ms since the attempt began"
 }
 
 // mergeRects joins a row's consecutive bars of one colour across gaps, as
