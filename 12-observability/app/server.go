@@ -87,7 +87,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		// Stopped last, after the scheduler and its binding goroutines
-		// have ended, so that every attempt's task is complete in it.
+		// have ended, so that every attempt's task is complete in it. An
+		// asynchronous preemption still evicting then is not waited for,
+		// and its asyncPreemption task stays open in the file.
 		defer func() {
 			if err := stopTrace(); err != nil {
 				klog.FromContext(ctx).Error(err, "Writing the trace file failed", "path", opts.TraceFile)

@@ -1111,13 +1111,15 @@ func (f *Framework) runReservePluginReserve(ctx context.Context, pl fwk.ReserveP
 // GangScheduling replaced chapter 04's Gang, which rejected the rest of a
 // gang.) It is never called while the Permit plugins run.
 func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
+	f.waitingPods.permitMu.Lock()
+	defer f.waitingPods.permitMu.Unlock()
+	// Timed once the lock is held: upstream has no such lock, so its
+	// duration has no wait for one.
 	startTime := time.Now()
 	defer trace.StartRegion(ctx, metrics.Unreserve).End()
 	defer func() {
 		metrics.FrameworkExtensionPointDuration.WithLabelValues(metrics.Unreserve, fwk.Success.String(), f.profileName).Observe(metrics.SinceInSeconds(startTime))
 	}()
-	f.waitingPods.permitMu.Lock()
-	defer f.waitingPods.permitMu.Unlock()
 	for _, pl := range slices.Backward(f.reservePlugins) {
 		f.runReservePluginUnreserve(ctx, pl, state, pod, nodeName)
 	}
@@ -1143,15 +1145,16 @@ func (f *Framework) runReservePluginUnreserve(ctx context.Context, pl fwk.Reserv
 //
 //workshop:part 04/2
 func (f *Framework) RunPermitPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) (status *fwk.Status) {
+	// No deadline may reject a waiting pod while the plugins decide: see
+	// waitingPods.permitMu. Timed once the lock is held: upstream has no
+	// such lock, so its duration has no wait for one.
+	f.waitingPods.permitMu.Lock()
+	defer f.waitingPods.permitMu.Unlock()
 	startTime := time.Now()
 	defer trace.StartRegion(ctx, metrics.Permit).End()
 	defer func() {
 		metrics.FrameworkExtensionPointDuration.WithLabelValues(metrics.Permit, status.Code().String(), f.profileName).Observe(metrics.SinceInSeconds(startTime))
 	}()
-	// No deadline may reject a waiting pod while the plugins decide: see
-	// waitingPods.permitMu.
-	f.waitingPods.permitMu.Lock()
-	defer f.waitingPods.permitMu.Unlock()
 	waitTimes := map[string]time.Duration{}
 	var waitStatus *fwk.Status
 	for _, pl := range f.permitPlugins {

@@ -87,7 +87,7 @@ func (sched *Scheduler) scheduleOnePodGroup(ctx context.Context, pgInfo *framewo
 	// metrics are measured from it.
 	start := time.Now()
 	if err := sched.cache.UpdateSnapshot(logger, sched.nodeInfoSnapshot); err != nil {
-		sched.handlePodGroupFailureBeforeScheduling(ctx, pgInfo, err, start)
+		sched.handlePodGroupFailureBeforeScheduling(ctx, pgInfo, err)
 		return
 	}
 	// The entity may carry an older PodGroup than the snapshot: the whole
@@ -95,11 +95,11 @@ func (sched *Scheduler) scheduleOnePodGroup(ctx context.Context, pgInfo *framewo
 	if err := sched.reconcilePodGroupWithSnapshot(pgInfo.PodGroupInfo); err != nil {
 		// No condition is written on a PodGroup the scheduler cannot see.
 		pgInfo.PodGroup = nil
-		sched.handlePodGroupFailureBeforeScheduling(ctx, pgInfo, err, start)
+		sched.handlePodGroupFailureBeforeScheduling(ctx, pgInfo, err)
 		return
 	}
 	if err := sched.validatePodGroup(pgInfo); err != nil {
-		sched.handlePodGroupFailureBeforeScheduling(ctx, pgInfo, err, start)
+		sched.handlePodGroupFailureBeforeScheduling(ctx, pgInfo, err)
 		return
 	}
 	sched.skipPodGroupPodSchedule(ctx, pgInfo)
@@ -134,11 +134,14 @@ func (sched *Scheduler) reconcilePodGroupWithSnapshot(pgi *framework.PodGroupInf
 
 // handlePodGroupFailureBeforeScheduling fails every member with err, sets
 // the PodGroup's condition, and queues the group again. No pod-group
-// metric counts it, as upstream's: the group was never tried.
-func (sched *Scheduler) handlePodGroupFailureBeforeScheduling(ctx context.Context, pgInfo *framework.QueuedPodGroupInfo, err error, start time.Time) {
+// metric counts it, as upstream's: the group was never tried. Each
+// member's attempt starts and ends here (time.Now(), as upstream's
+// function of that name passes): the group's own preparation was not its
+// attempt.
+func (sched *Scheduler) handlePodGroupFailureBeforeScheduling(ctx context.Context, pgInfo *framework.QueuedPodGroupInfo, err error) {
 	logger := klog.FromContext(ctx)
 	pgInfo.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
-		sched.handleSchedulingFailure(memberContext(ctx, pInfo.Pod, pgInfo), pInfo, err, clearNominatedNode, start)
+		sched.handleSchedulingFailure(memberContext(ctx, pInfo.Pod, pgInfo), pInfo, err, clearNominatedNode, time.Now())
 		return true
 	})
 	if pgInfo.PodGroup != nil {

@@ -83,12 +83,12 @@ func boundNode(t *testing.T, client *fake.Clientset) string {
 	return ""
 }
 
-// allocatingFilter is a Filter plugin that allocates nothing: what a run
+// noopFilter is a Filter plugin that allocates nothing: what a run
 // of it allocates is the framework's.
-type allocatingFilter struct{}
+type noopFilter struct{}
 
-func (allocatingFilter) Name() string { return "Nothing" }
-func (allocatingFilter) Filter(context.Context, fwk.CycleState, *v1.Pod, fwk.NodeInfo) *fwk.Status {
+func (noopFilter) Name() string { return "Nothing" }
+func (noopFilter) Filter(context.Context, fwk.CycleState, *v1.Pod, fwk.NodeInfo) *fwk.Status {
 	return nil
 }
 
@@ -103,7 +103,7 @@ func TestRegionsCostNothingWhenOff(t *testing.T) {
 	nodeInfo := cachedNodes(t, sched)[0]
 	state := framework.NewCycleState()
 	pod := makePod("p").obj()
-	run := func() { sched.framework.runFilterPlugin(ctx, allocatingFilter{}, state, pod, nodeInfo) }
+	run := func() { sched.framework.runFilterPlugin(ctx, noopFilter{}, state, pod, nodeInfo) }
 	if n := testing.AllocsPerRun(100, run); n != 0 {
 		t.Errorf("with no trace, a plugin run allocates %v times, want 0", n)
 	}

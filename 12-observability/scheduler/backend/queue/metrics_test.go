@@ -9,6 +9,7 @@ import (
 	basemetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
@@ -188,6 +189,97 @@ func TestIncomingEntities(t *testing.T) {
 	q.Add(logger, makeMember("m2", "g"))
 	if diff := cmp.Diff([2]float64{groupsBefore, podsBefore + 2}, [2]float64{groups(), incoming("active", add)[0]}); diff != "" {
 		t.Errorf("queue_incoming_entities_total{active, %s, podgroup} and the pods' count after a member joined its group in activeQ (-want, +got):\n%s", add, diff)
+	}
+}
+
+// TestIncomingEntitiesFollowTheHint: an entity that goes where its
+// queueing hint sends it counts its pods in queue_incoming_pods_total but
+// not itself in queue_incoming_entities_total, as in v1.37.1, whose
+// requeueEntityWithQueueingStrategy hands the hint to
+// recordIncomingEntitiesMetrics; one that goes elsewhere, or comes with no
+// hint, counts both.
+func TestIncomingEntitiesFollowTheHint(t *testing.T) {
+	failing := func(t *testing.T, logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+		addAndFail(t, logger, q, makePod("p", 0), "Resources")
+	}
+	tests := []struct {
+		name         string
+		before       func(t *testing.T, logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock)
+		act          func(t *testing.T, logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock)
+		queue, event string
+		want         [2]float64 // growth of the pods' count and of the entities'
+	}{
+		{
+			name:   "a new pod, to activeQ with no hint: both",
+			before: func(*testing.T, klog.Logger, *PriorityQueue, *testingclock.FakeClock) {},
+			act: func(_ *testing.T, logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+				q.Add(logger, makePod("p", 0))
+			},
+			queue: "active", event: framework.EventUnscheduledPodAdd.Label(), want: [2]float64{1, 1},
+		},
+		{
+			name:   "a failure with no event in flight, to the pool as QueueSkip says: the pod only",
+			before: func(*testing.T, klog.Logger, *PriorityQueue, *testingclock.FakeClock) {},
+			act:    failing,
+			queue:  "unschedulable", event: framework.ScheduleAttemptFailure, want: [2]float64{1, 0},
+		},
+		{
+			name:   "a failure after an event in flight, to backoffQ as Queue says: the pod only",
+			before: func(*testing.T, klog.Logger, *PriorityQueue, *testingclock.FakeClock) {},
+			act: func(t *testing.T, logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+				q.Add(logger, makePod("p", 0))
+				pInfo := pop(t, logger, q)
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+				fail(t, logger, q, pInfo, "Resources")
+			},
+			queue: "backoff", event: framework.ScheduleAttemptFailure, want: [2]float64{1, 0},
+		},
+		{
+			name:   "an event during the backoff, from the pool to backoffQ as Queue says: the pod only",
+			before: failing,
+			act: func(_ *testing.T, logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+			},
+			queue: "backoff", event: nodeAdd.Label(), want: [2]float64{1, 0},
+		},
+		{
+			name: "an event after the backoff, from the pool to activeQ though Queue said backoffQ: both",
+			before: func(t *testing.T, logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock) {
+				failing(t, logger, q, clk)
+				clk.Step(DefaultPodMaxBackoffDuration)
+			},
+			act: func(_ *testing.T, logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+				q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, plain, nil)
+			},
+			queue: "active", event: nodeAdd.Label(), want: [2]float64{1, 1},
+		},
+		{
+			name:   "Activate, from the pool with no hint: both",
+			before: failing,
+			act: func(_ *testing.T, logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+				q.Activate(logger, map[string]*v1.Pod{"ns/p": makePod("p", 0)})
+			},
+			queue: "active", event: framework.ForceActivate, want: [2]float64{1, 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := newTestLogger(t)
+			clk := testingclock.NewFakeClock(time.Now())
+			q := newTestQueue(t, clk)
+			incoming := func() [2]float64 {
+				pods, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues(tt.queue, tt.event))
+				entities, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingEntities.WithLabelValues(tt.queue, tt.event, metrics.Pod))
+				return [2]float64{pods, entities}
+			}
+			tt.before(t, logger, q, clk)
+			before := incoming()
+			tt.act(t, logger, q, clk)
+			after := incoming()
+			if diff := cmp.Diff(tt.want, [2]float64{after[0] - before[0], after[1] - before[1]}); diff != "" {
+				t.Errorf("growth of queue_incoming_{pods,entities}_total{%s, %s} (-want, +got):\n%s", tt.queue, tt.event, diff)
+			}
+		})
 	}
 }
 

@@ -422,7 +422,7 @@ func (p *PriorityQueue) addToPodGroupIfExists(logger klog.Logger, pInfo *framewo
 	}
 	pgInfo := entity.(*framework.QueuedPodGroupInfo)
 	pgInfo.AddPod(pInfo)
-	if p.requeueEntity(logger, pgInfo, strategy, event, strategyQueue(strategy)) != unschedulableQ {
+	if p.requeueEntity(logger, pgInfo, strategy, event) != unschedulableQ {
 		p.cond.Broadcast()
 	}
 	return true
@@ -462,7 +462,7 @@ func (p *PriorityQueue) deleteFromAnyQueue(lookup framework.QueuedEntityInfo) (f
 // there, so moveToBackoffQ runs them, and they do not run twice.
 //
 //workshop:part 06/1
-func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string, movesFromBackoffQ bool, from string) bool {
+func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.QueuedEntityInfo, event string, movesFromBackoffQ bool, hint string) bool {
 	key := queuedEntityKeyFunc(entity)
 	if !movesFromBackoffQ {
 		p.runPreEnqueuePlugins(logger, entity)
@@ -471,7 +471,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 		p.backoffQ.delete(entity)
 		if _, ok := p.unschedulableEntities[key]; !ok {
 			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
-			recordIncomingEntitiesMetrics("unschedulable", entity, event, from)
+			recordIncomingEntitiesMetrics("unschedulable", entity, event, hint)
 		}
 		// A gated entity is never tried, so a flush that woke it must not
 		// count when it is scheduled later, woken by something else.
@@ -488,23 +488,31 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 	p.backoffQ.delete(entity)
 	p.activeQ.AddOrUpdate(entity)
 	logMove(logger, entity, event, activeQ)
-	recordIncomingEntitiesMetrics("active", entity, event, from)
+	recordIncomingEntitiesMetrics("active", entity, event, hint)
 	p.updateMetrics()
 	return true
 }
 
 // recordIncomingEntitiesMetrics counts an entity that entered the queue
-// named by target, coming from the queue named by from ("" for a new
-// one): its pods in queue_incoming_pods_total, every time, and the
-// entity itself, a pod or a pod group, in queue_incoming_entities_total,
-// only if it changed queues, as upstream's function of that name. An
-// entity taken out to change (a pod group that gains or loses a member)
-// and put back comes from where it was: the callers say so.
+// named by target: its pods in queue_incoming_pods_total, every time, and
+// the entity itself, a pod or a pod group, in
+// queue_incoming_entities_total, unless target is the queue that hint
+// names, as upstream's function of that name does.
+//
+// hint is the queue label (strategyQueue) of the queueingStrategy that
+// upstream's caller passes, "" where it passes none: a new entity,
+// Activate, a move out of backoffQ, a pod group after its cycle. Upstream's
+// comments call that strategy the entity's previous one, and so it is when
+// deleteFromAnyQueue took the entity out to change it. But
+// requeueEntityWithQueueingStrategy passes on the queueing hint it was
+// given: an entity that goes where its hint sends it (the pool on
+// QueueSkip, backoffQ on Queue) counts its pods, not itself. This chapter
+// passes what upstream passes, so that its counts are v1.37.1's.
 //
 //workshop:part 12/2
-func recordIncomingEntitiesMetrics(target string, entity framework.QueuedEntityInfo, event, from string) {
+func recordIncomingEntitiesMetrics(target string, entity framework.QueuedEntityInfo, event, hint string) {
 	metrics.SchedulerQueueIncomingPods.WithLabelValues(target, event).Add(float64(entity.Size()))
-	if from == target {
+	if hint == target {
 		return
 	}
 	if label, ok := metrics.EntityToLabel(entity); ok {
@@ -512,8 +520,9 @@ func recordIncomingEntitiesMetrics(target string, entity framework.QueuedEntityI
 	}
 }
 
-// strategyQueue names, as the metrics do, the queue that a strategy of
-// deleteFromAnyQueue puts an entity back in: the one it was taken from.
+// strategyQueue names, as the metrics do, the queue a strategy sends an
+// entity to, as upstream's strategyToQueueLabel: for a strategy of
+// deleteFromAnyQueue, the queue the entity was taken from.
 func strategyQueue(s queueingStrategy) string {
 	switch s {
 	case queueImmediately:
@@ -522,22 +531,6 @@ func strategyQueue(s queueingStrategy) string {
 		return "backoff"
 	}
 	return "unschedulable"
-}
-
-// queueOf names, as the metrics do, the queue that holds the entity:
-// "active", "backoff", "unschedulable" (gated or not), or "" if none. The
-// caller holds the lock.
-func (p *PriorityQueue) queueOf(entity framework.QueuedEntityInfo) string {
-	switch {
-	case p.activeQ.Has(entity):
-		return "active"
-	case p.backoffQ.has(entity):
-		return "backoff"
-	}
-	if _, ok := p.unschedulableEntities[queuedEntityKeyFunc(entity)]; ok {
-		return "unschedulable"
-	}
-	return ""
 }
 
 // runPreEnqueuePlugins runs the PreEnqueue plugins on each pod of the
@@ -653,13 +646,13 @@ func (p *PriorityQueue) deleteFromPool(key string) {
 // Pop: an entity in backoffQ is one Pop may take.
 //
 //workshop:part 07/2
-func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.QueuedEntityInfo, event, from string) bool {
+func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.QueuedEntityInfo, event, hint string) bool {
 	key := queuedEntityKeyFunc(entity)
 	p.runPreEnqueuePlugins(logger, entity)
 	if entity.Gated() {
 		if _, ok := p.unschedulableEntities[key]; !ok {
 			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
-			recordIncomingEntitiesMetrics("unschedulable", entity, event, from)
+			recordIncomingEntitiesMetrics("unschedulable", entity, event, hint)
 		}
 		entity.SetWasFlushedFromUnschedulable(false)
 		p.addToPool(key, entity)
@@ -668,7 +661,7 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.Queu
 	}
 	p.deleteFromPool(key)
 	p.backoffQ.add(logger, entity, event)
-	recordIncomingEntitiesMetrics("backoff", entity, event, from)
+	recordIncomingEntitiesMetrics("backoff", entity, event, hint)
 	p.updateMetrics()
 	return true
 }
@@ -681,25 +674,28 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.Queu
 // pool. The caller holds the lock.
 //
 //workshop:part 07/3
-func (p *PriorityQueue) requeueEntity(logger klog.Logger, entity framework.QueuedEntityInfo, strategy queueingStrategy, event, from string) string {
+func (p *PriorityQueue) requeueEntity(logger klog.Logger, entity framework.QueuedEntityInfo, strategy queueingStrategy, event string) string {
+	// The metrics are given the strategy's queue, as upstream passes its
+	// strategy on (recordIncomingEntitiesMetrics says what that counts).
+	hint := strategyQueue(strategy)
 	if strategy == queueSkip {
-		// Counted when it comes into the pool, as upstream counts an
-		// entity new to its unschedulableEntities; from the pool to the
-		// pool, only its pods count.
+		// Its pods are counted when it comes into the pool, as upstream
+		// counts an entity new to its unschedulableEntities; from the
+		// pool to the pool, nothing is.
 		if _, inPool := p.unschedulableEntities[queuedEntityKeyFunc(entity)]; !inPool {
-			recordIncomingEntitiesMetrics("unschedulable", entity, event, from)
+			recordIncomingEntitiesMetrics("unschedulable", entity, event, hint)
 		}
 		p.addToPool(queuedEntityKeyFunc(entity), entity)
 		p.updateMetrics()
 		return unschedulableQ
 	}
 	if strategy == queueAfterBackoff && p.backoffQ.isEntityBackingoff(entity) {
-		if p.moveToBackoffQ(logger, entity, event, from) {
+		if p.moveToBackoffQ(logger, entity, event, hint) {
 			return backoffQ
 		}
 		return unschedulableQ
 	}
-	if p.moveToActiveQ(logger, entity, event, false, from) {
+	if p.moveToActiveQ(logger, entity, event, false, hint) {
 		return activeQ
 	}
 	return unschedulableQ
@@ -776,7 +772,7 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	// (Upstream clears it here, clearPoppedEntity; Pop replaces it
 	// anyway.)
 	if p.determineSchedulingHintForInFlightPod(logger, pInfo) == queueAfterBackoff {
-		if p.requeueEntity(logger, pInfo, queueAfterBackoff, framework.ScheduleAttemptFailure, "") != unschedulableQ {
+		if p.requeueEntity(logger, pInfo, queueAfterBackoff, framework.ScheduleAttemptFailure) != unschedulableQ {
 			p.cond.Broadcast()
 		}
 		return nil
@@ -784,7 +780,7 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	p.addToPool(key, pInfo)
 	logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", klog.KObj(pInfo.Pod), "event", framework.ScheduleAttemptFailure, "queue", unschedulableQ,
 		"schedulingCycle", podSchedulingCycle, "unschedulablePlugins", sets.List(rejectorPlugins))
-	recordIncomingEntitiesMetrics("unschedulable", pInfo, framework.ScheduleAttemptFailure, "")
+	recordIncomingEntitiesMetrics("unschedulable", pInfo, framework.ScheduleAttemptFailure, strategyQueue(queueSkip))
 	p.updateMetrics()
 	return nil
 }
@@ -861,11 +857,17 @@ func (p *PriorityQueue) AddAttemptedPodGroupIfNeeded(logger klog.Logger, pgInfo 
 	if !preserveTimestamp {
 		rootInfo.Timestamp = p.clock.Now()
 	}
-	strategy := queueAfterBackoff
-	if requeueWithoutBackoff {
-		strategy = queueImmediately
+	// Straight to backoffQ or activeQ, as upstream's: not through
+	// requeueEntity, and with no strategy for the metrics, so the group
+	// counts as an entity coming into its queue.
+	queue := unschedulableQ
+	if !requeueWithoutBackoff && p.backoffQ.isEntityBackingoff(rootInfo) {
+		if p.moveToBackoffQ(logger, rootInfo, framework.ScheduleAttemptFailure, "") {
+			queue = backoffQ
+		}
+	} else if p.moveToActiveQ(logger, rootInfo, framework.ScheduleAttemptFailure, false, "") {
+		queue = activeQ
 	}
-	queue := p.requeueEntity(logger, rootInfo, strategy, framework.ScheduleAttemptFailure, "")
 	logger.V(3).Info("Pod group moved to an internal scheduling queue", "podGroup", klog.KObj(rootInfo), "queue", queue, "schedulingCycle", podSchedulingCycle, "pods", rootInfo.Size())
 	if queue != unschedulableQ {
 		p.cond.Broadcast()
@@ -918,7 +920,7 @@ func (p *PriorityQueue) flushBackoffQCompleted(logger klog.Logger) {
 	defer p.lock.Unlock()
 	activated := false
 	for _, entity := range p.backoffQ.popAllBackoffCompleted() {
-		if p.moveToActiveQ(logger, entity, framework.BackoffComplete, true, "backoff") {
+		if p.moveToActiveQ(logger, entity, framework.BackoffComplete, true, "") {
 			activated = true
 		}
 	}
@@ -956,7 +958,7 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (framework.QueuedEntityInfo, err
 		if !ok {
 			entity, _ = p.backoffQ.popBackoff()
 			logMove(logger, entity, framework.PopFromBackoffQ, activeQ)
-			recordIncomingEntitiesMetrics("active", entity, framework.PopFromBackoffQ, "backoff")
+			recordIncomingEntitiesMetrics("active", entity, framework.PopFromBackoffQ, "")
 		}
 		var inFlight []*framework.QueuedPodInfo
 		entity.ForEachPodInfo(func(pInfo *framework.QueuedPodInfo) bool {
@@ -1126,7 +1128,7 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 			p.UpdateNominatedPod(logger, oldPod, pInfo.PodInfo)
 			for _, evt := range events {
 				if p.isEntityWorthRequeuing(logger, entity, evt, oldPod, newPod) == queueAfterBackoff {
-					if p.requeueEntity(logger, entity, queueAfterBackoff, evt.Label(), "unschedulable") != unschedulableQ {
+					if p.requeueEntity(logger, entity, queueAfterBackoff, evt.Label()) != unschedulableQ {
 						p.cond.Broadcast()
 					}
 					return
@@ -1222,7 +1224,10 @@ func (p *PriorityQueue) deletePodGroupMember(logger klog.Logger, pod *v1.Pod) {
 		logger.V(5).Info("Pod group has no queued pods left", "podGroup", klog.KObj(pgInfo))
 		return
 	}
-	if p.requeueEntity(logger, pgInfo, strategy, framework.EventUnscheduledPodDelete.Label(), strategyQueue(strategy)) != unschedulableQ {
+	// Upstream's deletePodGroupMember requeues the group under the event
+	// UnscheduledPodAdd, although a member was deleted; the metrics and
+	// the log say so here too, to count what v1.37.1 counts.
+	if p.requeueEntity(logger, pgInfo, strategy, framework.EventUnscheduledPodAdd.Label()) != unschedulableQ {
 		p.cond.Broadcast()
 	}
 }
@@ -1334,7 +1339,7 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	}
 	activated := false
 	for _, entity := range toMove {
-		if p.requeueEntity(logger, entity, queueAfterBackoff, event.Label(), "unschedulable") != unschedulableQ {
+		if p.requeueEntity(logger, entity, queueAfterBackoff, event.Label()) != unschedulableQ {
 			activated = true
 		}
 	}
@@ -1492,7 +1497,7 @@ func (p *PriorityQueue) flushUnschedulableEntitiesLeftover(logger klog.Logger) {
 	}
 	activated := false
 	for _, entity := range toMove {
-		if p.requeueEntity(logger, entity, queueAfterBackoff, framework.UnschedulableTimeout, "unschedulable") != unschedulableQ {
+		if p.requeueEntity(logger, entity, queueAfterBackoff, framework.UnschedulableTimeout) != unschedulableQ {
 			activated = true
 		}
 	}
@@ -1547,7 +1552,7 @@ func (p *PriorityQueue) activate(logger klog.Logger, lookup framework.QueuedEnti
 		}
 		movesFromBackoffQ = true
 	}
-	return p.moveToActiveQ(logger, entity, framework.ForceActivate, movesFromBackoffQ, p.queueOf(entity))
+	return p.moveToActiveQ(logger, entity, framework.ForceActivate, movesFromBackoffQ, "")
 }
 
 // GetPod returns the queued pod of that name, from any part of the queue,

@@ -315,8 +315,9 @@ func (e *Executor) prepareCandidateAsync(cycleCtx context.Context, c Candidate, 
 const preemptorType = "pod"
 
 // observeVictims records how many victims one preemption chose, and how
-// many PodDisruptionBudgets their eviction violates, as upstream's
-// function of that name does for a pod's preemption.
+// many of them violate a PodDisruptionBudget by their eviction (the
+// candidate's NumPDBViolations, a count of pods, not of budgets), as
+// upstream's function of that name does for a pod's preemption.
 //
 //workshop:part 12/3
 func observeVictims(c Candidate) {
