@@ -215,7 +215,7 @@ func runWorkload(ctx context.Context, env *bench.Env, workload string, t bench.T
 	case schedulingBasic:
 		res, err = env.RunSchedulingBasic(ctx, t, bench.Config{Nodes: 100, InitPods: 100, Pods: 200, Cap: 2 * time.Minute, QPS: 5000, Burst: 5000}, 1)
 	case bench.PreemptionBasic, bench.PreemptionAsync:
-		res, err = env.RunPreemption(ctx, workload, t, bench.PreemptionConfig{Nodes: 50, Pods: 50, AsyncNodes: 50, AsyncPods: 200, Interval: 200 * time.Millisecond, Cap: 2 * time.Minute}, 1)
+		res, err = env.RunPreemption(ctx, workload, t, bench.PreemptionConfig{Nodes: 50, Pods: 50, AsyncNodes: 200, AsyncPods: 100, Interval: 200 * time.Millisecond, Cap: 2 * time.Minute}, 1)
 	case gangScheduling:
 		res, err = env.RunGangScheduling(ctx, t, bench.GangConfig{Nodes: 100, Groups: 20, PodsPerGroup: 3, Cap: 2 * time.Minute}, 1)
 	}
