@@ -200,6 +200,10 @@ const SearchChapter = 10
 // groups of the Workload API (spec.schedulingGroup) together.
 const PodGroupChapter = 11
 
+// ObservabilityChapter is the first chapter whose /metrics serves
+// kube-scheduler's own metrics (pkg/scheduler/metrics).
+const ObservabilityChapter = 12
+
 // LastChapter is the newest chapter a scenario may name.
 const LastChapter = 12
 

@@ -14,10 +14,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -143,14 +146,24 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	var metricsAddr string
+	if ch.Number >= e2e.ObservabilityChapter && finished {
+		if metricsAddr, err = printMetrics(ctx, logPath); err != nil {
+			return err
+		}
+	}
 	if *once {
 		if !finished {
 			return fmt.Errorf("not every pod was Running within %s; see %s", *timeout, logPath)
 		}
 		return nil
 	}
-	fmt.Printf("\nThe cluster stays up. In another terminal:\n\n  export KUBECONFIG=%s\n  %s get pods -n %s -o wide\n\nCtrl-C stops the scheduler and the cluster.\n",
+	fmt.Printf("\nThe cluster stays up. In another terminal:\n\n  export KUBECONFIG=%s\n  %s get pods -n %s -o wide\n",
 		cl.Kubeconfig, filepath.Join(*tools, "bin", "kubectl"), namespace)
+	if metricsAddr != "" {
+		fmt.Printf("  curl -s http://%s/metrics | grep '^scheduler_'\n", metricsAddr)
+	}
+	fmt.Printf("\nCtrl-C stops the scheduler and the cluster.\n")
 	select {
 	case <-ctx.Done():
 	case err := <-schedDone:
@@ -309,3 +322,55 @@ func render(pods []v1.Pod, gang bool) (string, int) {
 	fmt.Fprintf(&b, "%d/%d Running", running, len(pods))
 	return b.String(), running
 }
+
+// demoMetrics are the series the demo prints from chapter 12's /metrics:
+// the attempts by result, the pods' attempts and SLI, the pod group's
+// attempts, and what the queue still holds.
+var demoMetrics = []string{
+	"scheduler_schedule_attempts_total{",
+	"scheduler_pod_scheduling_attempts_count ",
+	"scheduler_pod_scheduling_sli_duration_seconds_count{",
+	"scheduler_podgroup_schedule_attempts_total{",
+	"scheduler_pending_pods{",
+}
+
+// printMetrics reads the scheduler's address from its log (the line
+// "Serving /healthz and /metrics") and prints a few series of its
+// /metrics, those a dashboard would start with. It returns the address.
+func printMetrics(ctx context.Context, logPath string) (string, error) {
+	log, err := os.ReadFile(logPath)
+	if err != nil {
+		return "", err
+	}
+	m := servingLine.FindSubmatch(log)
+	if m == nil {
+		return "", fmt.Errorf("no %q line in %s", "Serving /healthz and /metrics", logPath)
+	}
+	addr := string(m[1])
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("reading the scheduler's /metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("reading the scheduler's /metrics: %w", err)
+	}
+	fmt.Printf("\nA few of its metrics (http://%s/metrics):\n", addr)
+	for _, line := range strings.Split(string(body), "\n") {
+		for _, prefix := range demoMetrics {
+			if strings.HasPrefix(line, prefix) {
+				fmt.Println(line)
+			}
+		}
+	}
+	return addr, nil
+}
+
+// servingLine is the log line of the scheduler's HTTP server, with its
+// address.
+var servingLine = regexp.MustCompile(`"Serving /healthz and /metrics" address="([^"]+)"`)

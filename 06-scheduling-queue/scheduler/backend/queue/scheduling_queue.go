@@ -320,7 +320,9 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
-	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label()) {
+	// Added as a new pod, under UnscheduledPodAdd, as upstream's Update
+	// calls addPod.
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodAdd.Label()) {
 		p.cond.Broadcast()
 	}
 }
@@ -372,6 +374,10 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	}
 	activated := false
 	for _, pInfo := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: a pod a gate keeps
+		// there comes back in, and counts as coming in.
+		p.deleteFromPool(podInfoKey(pInfo))
 		if p.moveToActiveQ(logger, pInfo, event.Label()) {
 			activated = true
 		}
@@ -443,6 +449,9 @@ func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 		}
 		if now.Sub(last) > p.podMaxInUnschedulablePodsDuration {
 			pInfo.FlushTimestamp = now
+			// Out of the pool first, as upstream's flush takes it: a pod
+			// a gate keeps there comes back in, and counts as coming in.
+			p.deleteFromPool(podInfoKey(pInfo))
 			if p.moveToActiveQ(logger, pInfo, framework.UnschedulableTimeout) {
 				moved = true
 			}

@@ -336,7 +336,7 @@ func TestUpdate(t *testing.T) {
 			name:      "not queued (being scheduled): added to activeQ",
 			update:    withLabel,
 			wantWhere: "Active",
-			wantMoves: []string{"ns/p UnscheduledPodUpdate Active"},
+			wantMoves: []string{"ns/p UnscheduledPodAdd Active"},
 		},
 	}
 	for _, tt := range tests {
@@ -649,7 +649,8 @@ func TestGatedPodIsParked(t *testing.T) {
 		{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated}: sets.New("SchedulingGates"),
 		nodeAdd: sets.New("Resources"),
 	}
-	q := newTestQueue(t, testingclock.NewFakeClock(time.Now()), WithClusterEventMap(events), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
+	clk := testingclock.NewFakeClock(time.Now())
+	q := newTestQueue(t, clk, WithClusterEventMap(events), WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}}))
 	gated := makePod("gated", 0)
 	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
 	pool := func() float64 {
@@ -667,6 +668,18 @@ func TestGatedPodIsParked(t *testing.T) {
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil)
 	if diff := cmp.Diff(unschedulableQ, where(q, "gated")); diff != "" {
 		t.Errorf("the pool after a node event (-want, +got):\n%s", diff)
+	}
+	// The leftover flush, a wildcard event, takes it out of the pool; its
+	// gate puts it back, and it counts as coming in again, as upstream's.
+	flushed := func() float64 {
+		v, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", framework.UnschedulableTimeout))
+		return v
+	}
+	flushedBefore := flushed()
+	clk.Step(DefaultPodMaxInUnschedulablePodsDuration + time.Second)
+	q.flushUnschedulablePodsLeftover(logger)
+	if diff := cmp.Diff([]any{unschedulableQ, flushedBefore + 1}, []any{where(q, "gated"), flushed()}); diff != "" {
+		t.Errorf("where after the leftover flush, and queue_incoming_pods_total{unschedulable, UnschedulableTimeout} (-want, +got):\n%s", diff)
 	}
 	ungated := gated.DeepCopy()
 	ungated.Spec.SchedulingGates = nil

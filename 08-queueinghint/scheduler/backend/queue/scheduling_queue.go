@@ -612,7 +612,9 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
-	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodUpdate.Label(), false) {
+	// Added as a new pod, under UnscheduledPodAdd, as upstream's Update
+	// calls addPod.
+	if p.moveToActiveQ(logger, p.newQueuedPodInfo(newPod), framework.EventUnscheduledPodAdd.Label(), false) {
 		p.cond.Broadcast()
 	}
 }
@@ -666,6 +668,10 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	}
 	activated := false
 	for _, pInfo := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: a pod a gate keeps
+		// there comes back in, and counts as coming in.
+		p.deleteFromPool(podInfoKey(pInfo))
 		if p.requeuePod(logger, pInfo, event.Label()) {
 			activated = true
 		}
@@ -776,6 +782,10 @@ func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	}
 	activated := false
 	for _, pInfo := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: a pod a gate keeps
+		// there comes back in, and counts as coming in.
+		p.deleteFromPool(podInfoKey(pInfo))
 		if p.requeuePod(logger, pInfo, framework.UnschedulableTimeout) {
 			activated = true
 		}

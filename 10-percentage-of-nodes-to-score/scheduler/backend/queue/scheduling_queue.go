@@ -648,7 +648,8 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	}
 	// Not queued: added as a new pod, so its nomination is the one its new
 	// status carries.
-	p.addPod(logger, newPod, framework.EventUnscheduledPodUpdate.Label())
+	// Under UnscheduledPodAdd, as upstream's Update calls addPod.
+	p.addPod(logger, newPod, framework.EventUnscheduledPodAdd.Label())
 }
 
 // Delete removes a pod from wherever it is queued, and its nomination. A
@@ -701,6 +702,10 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	}
 	activated := false
 	for _, pInfo := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: a pod a gate keeps
+		// there comes back in, and counts as coming in.
+		p.deleteFromPool(podInfoKey(pInfo))
 		if p.requeuePod(logger, pInfo, event.Label()) {
 			activated = true
 		}
@@ -811,6 +816,10 @@ func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger klog.Logger) {
 	}
 	activated := false
 	for _, pInfo := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: a pod a gate keeps
+		// there comes back in, and counts as coming in.
+		p.deleteFromPool(podInfoKey(pInfo))
 		if p.requeuePod(logger, pInfo, framework.UnschedulableTimeout) {
 			activated = true
 		}

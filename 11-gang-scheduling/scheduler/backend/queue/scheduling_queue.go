@@ -568,6 +568,12 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.Queu
 //workshop:part 07/3
 func (p *PriorityQueue) requeueEntity(logger klog.Logger, entity framework.QueuedEntityInfo, strategy queueingStrategy, event string) string {
 	if strategy == queueSkip {
+		// Its pods are counted when it comes into the pool, as upstream
+		// counts an entity new to its unschedulableEntities; from the
+		// pool to the pool, nothing is.
+		if _, inPool := p.unschedulableEntities[queuedEntityKeyFunc(entity)]; !inPool {
+			metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Add(float64(entity.Size()))
+		}
 		p.addToPool(queuedEntityKeyFunc(entity), entity)
 		p.updateMetrics()
 		return unschedulableQ
@@ -643,7 +649,9 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 		// Pop drops from a group the members still in flight.
 		p.done(logger, pInfo.Pod.UID)
 		calledDone = true
-		p.addPodGroupMember(logger, pInfo, framework.ScheduleAttemptFailure)
+		// Under UnscheduledPodAdd, as upstream's addUnschedulablePodGroupMember
+		// calls addPodGroupMember.
+		p.addPodGroupMember(logger, pInfo, framework.EventUnscheduledPodAdd.Label())
 		return nil
 	}
 	// The key of the last entity popped stays: this may be a binding
@@ -989,7 +997,8 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	}
 	// Not queued: added as a new pod, so its nomination is the one its new
 	// status carries.
-	p.addPod(logger, newPod, framework.EventUnscheduledPodUpdate.Label())
+	// Under UnscheduledPodAdd, as upstream's Update calls addPod.
+	p.addPod(logger, newPod, framework.EventUnscheduledPodAdd.Label())
 }
 
 // Delete removes a pod from wherever it is queued, and its nomination. A
@@ -1030,7 +1039,10 @@ func (p *PriorityQueue) deletePodGroupMember(logger klog.Logger, pod *v1.Pod) {
 		logger.V(5).Info("Pod group has no queued pods left", "podGroup", klog.KObj(pgInfo))
 		return
 	}
-	if p.requeueEntity(logger, pgInfo, strategy, framework.EventUnscheduledPodDelete.Label()) != unschedulableQ {
+	// Upstream's deletePodGroupMember requeues the group under the event
+	// UnscheduledPodAdd, although a member was deleted; the metrics and
+	// the log say so here too, to count what v1.37.1 counts.
+	if p.requeueEntity(logger, pgInfo, strategy, framework.EventUnscheduledPodAdd.Label()) != unschedulableQ {
 		p.cond.Broadcast()
 	}
 }
@@ -1142,6 +1154,10 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	}
 	activated := false
 	for _, entity := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: an entity a gate
+		// keeps there comes back in, and counts as coming in.
+		p.deleteFromPool(queuedEntityKeyFunc(entity))
 		if p.requeueEntity(logger, entity, queueAfterBackoff, event.Label()) != unschedulableQ {
 			activated = true
 		}
@@ -1277,6 +1293,10 @@ func (p *PriorityQueue) flushUnschedulableEntitiesLeftover(logger klog.Logger) {
 	}
 	activated := false
 	for _, entity := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: an entity a gate
+		// keeps there comes back in, and counts as coming in.
+		p.deleteFromPool(queuedEntityKeyFunc(entity))
 		if p.requeueEntity(logger, entity, queueAfterBackoff, framework.UnschedulableTimeout) != unschedulableQ {
 			activated = true
 		}

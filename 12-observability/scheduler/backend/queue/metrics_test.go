@@ -206,6 +206,7 @@ func TestIncomingEntitiesFollowTheHint(t *testing.T) {
 		name         string
 		before       func(t *testing.T, logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock)
 		act          func(t *testing.T, logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock)
+		opts         []Option
 		queue, event string
 		want         [2]float64 // growth of the pods' count and of the entities'
 	}{
@@ -254,6 +255,20 @@ func TestIncomingEntitiesFollowTheHint(t *testing.T) {
 			queue: "active", event: nodeAdd.Label(), want: [2]float64{1, 1},
 		},
 		{
+			name: "the leftover flush of a gated pod, back into the pool though the hint said backoffQ: both",
+			opts: []Option{WithPreEnqueuePlugins([]fwk.PreEnqueuePlugin{gate{}})},
+			before: func(_ *testing.T, logger klog.Logger, q *PriorityQueue, clk *testingclock.FakeClock) {
+				gated := makePod("p", 0)
+				gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+				q.Add(logger, gated)
+				clk.Step(DefaultPodMaxInUnschedulablePodsDuration + time.Second)
+			},
+			act: func(_ *testing.T, logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
+				q.flushUnschedulableEntitiesLeftover(logger)
+			},
+			queue: "unschedulable", event: framework.UnschedulableTimeout, want: [2]float64{1, 1},
+		},
+		{
 			name:   "Activate, from the pool with no hint: both",
 			before: failing,
 			act: func(_ *testing.T, logger klog.Logger, q *PriorityQueue, _ *testingclock.FakeClock) {
@@ -266,7 +281,7 @@ func TestIncomingEntitiesFollowTheHint(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := newTestLogger(t)
 			clk := testingclock.NewFakeClock(time.Now())
-			q := newTestQueue(t, clk)
+			q := newTestQueue(t, clk, tt.opts...)
 			incoming := func() [2]float64 {
 				pods, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingPods.WithLabelValues(tt.queue, tt.event))
 				entities, _ := testutil.GetCounterMetricValue(metrics.SchedulerQueueIncomingEntities.WithLabelValues(tt.queue, tt.event, metrics.Pod))

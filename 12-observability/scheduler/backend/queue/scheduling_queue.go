@@ -763,7 +763,9 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 		// Pop drops from a group the members still in flight.
 		p.done(logger, pInfo.Pod.UID)
 		calledDone = true
-		p.addPodGroupMember(logger, pInfo, framework.ScheduleAttemptFailure)
+		// Under UnscheduledPodAdd, as upstream's addUnschedulablePodGroupMember
+		// calls addPodGroupMember.
+		p.addPodGroupMember(logger, pInfo, framework.EventUnscheduledPodAdd.Label())
 		return nil
 	}
 	// The key of the last entity popped stays: this may be a binding
@@ -1145,7 +1147,8 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	}
 	// Not queued: added as a new pod, so its nomination is the one its new
 	// status carries.
-	p.addPod(logger, newPod, framework.EventUnscheduledPodUpdate.Label())
+	// Under UnscheduledPodAdd, as upstream's Update calls addPod.
+	p.addPod(logger, newPod, framework.EventUnscheduledPodAdd.Label())
 }
 
 // Delete removes a pod from wherever it is queued, and its nomination. A
@@ -1339,6 +1342,10 @@ func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event 
 	}
 	activated := false
 	for _, entity := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: an entity a gate
+		// keeps there comes back in, and counts as coming in.
+		p.deleteFromPool(queuedEntityKeyFunc(entity))
 		if p.requeueEntity(logger, entity, queueAfterBackoff, event.Label()) != unschedulableQ {
 			activated = true
 		}
@@ -1497,6 +1504,10 @@ func (p *PriorityQueue) flushUnschedulableEntitiesLeftover(logger klog.Logger) {
 	}
 	activated := false
 	for _, entity := range toMove {
+		// Out of the pool first, as upstream's
+		// moveEntitiesToActiveOrBackoffQueue takes it: an entity a gate
+		// keeps there comes back in, and counts as coming in.
+		p.deleteFromPool(queuedEntityKeyFunc(entity))
 		if p.requeueEntity(logger, entity, queueAfterBackoff, framework.UnschedulableTimeout) != unschedulableQ {
 			activated = true
 		}
