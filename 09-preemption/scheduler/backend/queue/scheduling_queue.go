@@ -295,13 +295,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.Queue
 	}
 	if pInfo.GatingPlugin != "" {
 		p.backoffQ.delete(pInfo)
-		if _, ok := p.unschedulablePods[key]; !ok {
-			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
-			metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Inc()
-		}
-		p.unschedulablePods[key] = pInfo
-		p.gatedPods.Insert(key)
-		p.updateMetrics()
+		p.parkGated(logger, pInfo, event)
 		return false
 	}
 	p.deleteFromPool(key)
@@ -311,6 +305,22 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.Queue
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("active", event).Inc()
 	p.updateMetrics()
 	return true
+}
+
+// parkGated puts a pod that a PreEnqueue plugin holds back in the
+// unschedulable pool, gated, whether it was on its way to activeQ or to
+// backoffQ. The first time it comes in, it is logged and counted in
+// queue_incoming_pods_total, as upstream's unschedulableEntities.addOrUpdate
+// counts a new entry. The caller holds the lock.
+func (p *PriorityQueue) parkGated(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
+	key := podInfoKey(pInfo)
+	if _, ok := p.unschedulablePods[key]; !ok {
+		logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
+		metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Inc()
+	}
+	p.unschedulablePods[key] = pInfo
+	p.gatedPods.Insert(key)
+	p.updateMetrics()
 }
 
 // runPreEnqueuePlugins runs the PreEnqueue plugins on the pod and records
@@ -360,13 +370,7 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.Queu
 	key := podInfoKey(pInfo)
 	p.runPreEnqueuePlugins(logger, pInfo)
 	if pInfo.GatingPlugin != "" {
-		if _, ok := p.unschedulablePods[key]; !ok {
-			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", klog.KObj(pInfo.Pod), "event", event, "queue", unschedulableQ, "gatingPlugin", pInfo.GatingPlugin)
-			metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Inc()
-		}
-		p.unschedulablePods[key] = pInfo
-		p.gatedPods.Insert(key)
-		p.updateMetrics()
+		p.parkGated(logger, pInfo, event)
 		return false
 	}
 	p.deleteFromPool(key)

@@ -438,12 +438,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 	}
 	if entity.Gated() {
 		p.backoffQ.delete(entity)
-		if _, ok := p.unschedulableEntities[key]; !ok {
-			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
-			metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Add(float64(entity.Size()))
-		}
-		p.addToPool(key, entity)
-		p.updateMetrics()
+		p.parkGated(logger, entity, event)
 		return false
 	}
 	p.deleteFromPool(key)
@@ -453,6 +448,22 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 	metrics.SchedulerQueueIncomingPods.WithLabelValues("active", event).Add(float64(entity.Size()))
 	p.updateMetrics()
 	return true
+}
+
+// parkGated puts an entity that a PreEnqueue plugin holds back in the
+// unschedulable pool, gated, whether it was on its way to activeQ or to
+// backoffQ. The first time it comes in, it is logged and its pods are
+// counted in queue_incoming_pods_total, as upstream's
+// unschedulableEntities.addOrUpdate counts a new entry. The caller holds
+// the lock.
+func (p *PriorityQueue) parkGated(logger klog.Logger, entity framework.QueuedEntityInfo, event string) {
+	key := queuedEntityKeyFunc(entity)
+	if _, ok := p.unschedulableEntities[key]; !ok {
+		logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
+		metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Add(float64(entity.Size()))
+	}
+	p.addToPool(key, entity)
+	p.updateMetrics()
 }
 
 // runPreEnqueuePlugins runs the PreEnqueue plugins on each pod of the
@@ -543,12 +554,7 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.Queu
 	key := queuedEntityKeyFunc(entity)
 	p.runPreEnqueuePlugins(logger, entity)
 	if entity.Gated() {
-		if _, ok := p.unschedulableEntities[key]; !ok {
-			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
-			metrics.SchedulerQueueIncomingPods.WithLabelValues("unschedulable", event).Add(float64(entity.Size()))
-		}
-		p.addToPool(key, entity)
-		p.updateMetrics()
+		p.parkGated(logger, entity, event)
 		return false
 	}
 	p.deleteFromPool(key)

@@ -469,15 +469,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, entity framework.Queue
 	}
 	if entity.Gated() {
 		p.backoffQ.delete(entity)
-		if _, ok := p.unschedulableEntities[key]; !ok {
-			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
-			recordIncomingEntitiesMetrics("unschedulable", entity, event, hint)
-		}
-		// A gated entity is never tried, so a flush that woke it must not
-		// count when it is scheduled later, woken by something else.
-		entity.SetWasFlushedFromUnschedulable(false)
-		p.addToPool(key, entity)
-		p.updateMetrics()
+		p.parkGated(logger, entity, event, hint)
 		return false
 	}
 	// The SLI counts from an entity's first arrival in activeQ, not from
@@ -531,6 +523,24 @@ func strategyQueue(s queueingStrategy) string {
 		return "backoff"
 	}
 	return "unschedulable"
+}
+
+// parkGated puts an entity that a PreEnqueue plugin holds back in the
+// unschedulable pool, gated, whether it was on its way to activeQ or to
+// backoffQ. The first time it comes in, it is logged and counted, as
+// upstream's unschedulableEntities.addOrUpdate counts a new entry (hint:
+// see recordIncomingEntitiesMetrics). The caller holds the lock.
+func (p *PriorityQueue) parkGated(logger klog.Logger, entity framework.QueuedEntityInfo, event, hint string) {
+	key := queuedEntityKeyFunc(entity)
+	if _, ok := p.unschedulableEntities[key]; !ok {
+		logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
+		recordIncomingEntitiesMetrics("unschedulable", entity, event, hint)
+	}
+	// A gated entity is never tried, so a flush that woke it must not
+	// count when it is scheduled later, woken by something else.
+	entity.SetWasFlushedFromUnschedulable(false)
+	p.addToPool(key, entity)
+	p.updateMetrics()
 }
 
 // runPreEnqueuePlugins runs the PreEnqueue plugins on each pod of the
@@ -650,13 +660,7 @@ func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, entity framework.Queu
 	key := queuedEntityKeyFunc(entity)
 	p.runPreEnqueuePlugins(logger, entity)
 	if entity.Gated() {
-		if _, ok := p.unschedulableEntities[key]; !ok {
-			logger.V(5).Info("Entity moved to an internal scheduling queue, because it is gated", "type", entity.Type(), "entity", klog.KObj(entity), "event", event, "queue", unschedulableQ, "gatingPlugin", entity.GetGatingPlugin())
-			recordIncomingEntitiesMetrics("unschedulable", entity, event, hint)
-		}
-		entity.SetWasFlushedFromUnschedulable(false)
-		p.addToPool(key, entity)
-		p.updateMetrics()
+		p.parkGated(logger, entity, event, hint)
 		return false
 	}
 	p.deleteFromPool(key)
