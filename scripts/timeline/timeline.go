@@ -12,13 +12,12 @@ package timeline
 
 import (
 	"bufio"
-	"fmt"
 	"io"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"minisched/scripts/klogtext"
 )
 
 // State is where a pod is between two log lines.
@@ -80,41 +79,29 @@ type Timeline struct {
 	End time.Duration
 }
 
-// header matches klog's text header, "I1122 04:54:28.023422   21114
-// file.go:202] ", and captures the time and the rest of the line.
-var header = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^ ]+\] (.*)$`)
-
-// kv matches the key="value" and key=value pairs after the message.
-var kv = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S+)`)
-
-// Parse reads a scheduler's log. Lines it does not know are skipped; a
-// header it cannot read is an error, with the line number.
+// Parse reads a scheduler's log. Lines it does not know are skipped.
 func Parse(r io.Reader) (*Timeline, error) {
 	tl := &Timeline{}
 	pods := map[string]*Pod{}
 	var t0 time.Time
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		m := header.FindStringSubmatch(sc.Text())
-		if m == nil {
+	for sc.Scan() {
+		rec, ok := klogtext.Parse(sc.Text(), 0)
+		if !ok {
 			continue
 		}
-		at, err := time.Parse("0102 15:04:05.000000", m[1])
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
-		}
 		if t0.IsZero() {
-			t0 = at
+			t0 = rec.Time
 		}
-		now := at.Sub(t0)
+		now := rec.Time.Sub(t0)
 		tl.End = now
-		msg, fields, ok := message(m[2])
-		if label, isNode := nodeEvents[msg]; ok && isNode {
+		msg, fields := rec.Msg, rec.Fields
+		if label, isNode := nodeEvents[msg]; isNode {
 			tl.Markers = append(tl.Markers, Marker{At: now, Label: label + " " + fields["node"]})
 			continue
 		}
-		if !ok || fields["pod"] == "" {
+		if fields["pod"] == "" {
 			continue
 		}
 		pod := pods[fields["pod"]]
@@ -146,28 +133,6 @@ func Parse(r io.Reader) (*Timeline, error) {
 		p.close(tl.End)
 	}
 	return tl, nil
-}
-
-// message splits `"Msg" k="v" k2=v2` into the message and its fields,
-// unquoted.
-func message(rest string) (string, map[string]string, bool) {
-	if !strings.HasPrefix(rest, `"`) {
-		return "", nil, false
-	}
-	msg, err := strconv.QuotedPrefix(rest)
-	if err != nil {
-		return "", nil, false
-	}
-	fields := map[string]string{}
-	for _, m := range kv.FindAllStringSubmatch(rest[len(msg):], -1) {
-		v := m[2]
-		if u, err := strconv.Unquote(v); err == nil {
-			v = u
-		}
-		fields[m[1]] = v
-	}
-	msg, _ = strconv.Unquote(msg)
-	return msg, fields, true
 }
 
 // enter ends the pod's current segment and starts one in state s.
