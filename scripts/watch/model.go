@@ -1,0 +1,531 @@
+// Package watch builds what make watch shows of a scheduler at work: its
+// nodes and the pods on them, its queue, and each attempt of each pod with
+// every plugin's verdict, from what a scheduler already gives: the
+// apiserver's objects and the scheduler's structured log.
+//
+// Two dialects of log lines are read. The chapters' own ("Scheduling
+// decision", "Pod moved to an internal scheduling queue" on every move) and
+// kube-scheduler v1.37.1's ("Successfully bound pod to node",
+// "Entity moved to an internal scheduling queue" at -v=5, "Plugin scored
+// node for pod" at -v=10). What only the chapters log is listed in
+// Capabilities, so that the page can say what a kube-scheduler lane cannot
+// show.
+package watch
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"minisched/scripts/klogtext"
+)
+
+// Queue names, as both dialects log them, and the states the page adds.
+const (
+	Active        = "Active"
+	Backoff       = "Backoff"
+	Unschedulable = "Unschedulable"
+	// Gated is a pod a PreEnqueue plugin keeps out of activeQ. Upstream
+	// logs it as moved to Unschedulable "because it is gated".
+	Gated = "Gated"
+	// InFlight is a pod between its Pop and its decision.
+	InFlight = "InFlight"
+	// Bound is a pod with a node (from the apiserver).
+	Bound = "Bound"
+	// Pending is a pod with no node of which the log says nothing yet.
+	Pending = "Pending"
+)
+
+// maxEvents bounds the events a lane keeps: the page shows the latest.
+const maxEvents = 500
+
+// Lane is one scheduler and its cluster.
+type Lane struct {
+	Name  string `json:"name"`
+	Nodes map[string]*Node
+	Pods  map[string]*Pod
+	// Groups are the pod groups the log names, by namespace/name.
+	Groups map[string]*Group
+	Events []Event
+	// Capabilities says which kinds of lines the log had so far.
+	Capabilities Capabilities
+	// Start is the time of the first input: the page's clock starts there.
+	Start time.Time
+	// preempting is the pod whose PostFilter is running: Filter lines
+	// logged meanwhile are dry runs, not the attempt's verdicts.
+	preempting map[string]bool
+}
+
+// Capabilities are the kinds of lines seen in a lane's log.
+type Capabilities struct {
+	Queue          bool `json:"queue"`
+	FilterVerdicts bool `json:"filterVerdicts"`
+	Scores         bool `json:"scores"`
+	RawScores      bool `json:"rawScores"`
+	BackoffExpiry  bool `json:"backoffExpiry"`
+	Preemption     bool `json:"preemption"`
+	PodGroups      bool `json:"podGroups"`
+}
+
+// Node is a node with what the pods bound to it request.
+type Node struct {
+	Name        string            `json:"name"`
+	Allocatable Resources         `json:"allocatable"`
+	Requested   Resources         `json:"requested"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Taints      []string          `json:"taints,omitempty"`
+	Pods        []string          `json:"pods"`
+}
+
+// Resources are the three the page draws as bars.
+type Resources struct {
+	MilliCPU int64 `json:"milliCPU"`
+	Memory   int64 `json:"memory"`
+	Pods     int64 `json:"pods"`
+}
+
+// Pod is a pod, where the scheduler keeps it, and its attempts.
+type Pod struct {
+	Name     string    `json:"name"` // namespace/name
+	Node     string    `json:"node,omitempty"`
+	Priority int32     `json:"priority"`
+	Requests Resources `json:"requests"`
+	// Queue is Active, Backoff, Unschedulable, Gated, InFlight, Bound or
+	// Pending.
+	Queue string `json:"queue"`
+	// BackoffUntil is when its backoff ends, where the log says.
+	BackoffUntil         *time.Time `json:"backoffUntil,omitempty"`
+	UnschedulablePlugins []string   `json:"unschedulablePlugins,omitempty"`
+	GatingPlugin         string     `json:"gatingPlugin,omitempty"`
+	NominatedNode        string     `json:"nominatedNode,omitempty"`
+	PodGroup             string     `json:"podGroup,omitempty"`
+	// Condition is the PodScheduled condition's message, if false.
+	Condition string     `json:"condition,omitempty"`
+	Moves     []Move     `json:"moves"`
+	Attempts  []*Attempt `json:"attempts"`
+	Deleted   bool       `json:"deleted,omitempty"`
+}
+
+// Move is a pod entering a queue, and the event that sent it there.
+type Move struct {
+	At    time.Time `json:"at"`
+	Queue string    `json:"queue"`
+	Event string    `json:"event,omitempty"`
+}
+
+// Attempt is one scheduling attempt of a pod.
+type Attempt struct {
+	Start  time.Time  `json:"start"`
+	End    *time.Time `json:"end,omitempty"`
+	Result string     `json:"result,omitempty"` // scheduled, unschedulable, error
+	Node   string     `json:"node,omitempty"`
+	// Message is the decision's message: the FitError for a pod that
+	// did not fit.
+	Message        string `json:"message,omitempty"`
+	EvaluatedNodes int    `json:"evaluatedNodes,omitempty"`
+	FeasibleNodes  int    `json:"feasibleNodes,omitempty"`
+	// Filter is each evaluated node's verdict: the plugin that rejected
+	// it and why, or none for a feasible node.
+	Filter map[string]Verdict `json:"filter,omitempty"`
+	// Scores holds each node's scores by plugin; Totals each node's sum.
+	Scores     map[string]map[string]*Score `json:"scores,omitempty"`
+	Totals     map[string]int64             `json:"totals,omitempty"`
+	Preemption *Preemption                  `json:"preemption,omitempty"`
+}
+
+// Verdict is a node's Filter result.
+type Verdict struct {
+	Plugin string `json:"plugin,omitempty"` // empty: the node passed
+	Reason string `json:"reason,omitempty"`
+}
+
+// Score is a plugin's score of a node. Weighted comes from upstream's
+// "Plugin scored node for pod", which both dialects log at -v=10; Raw and
+// Weight from the chapters' "Plugin's raw score of node for pod", which
+// upstream does not log; Normalized is Weighted over Weight.
+type Score struct {
+	Raw        *int64 `json:"raw,omitempty"`
+	Normalized *int64 `json:"normalized,omitempty"`
+	Weight     *int64 `json:"weight,omitempty"`
+	Weighted   int64  `json:"weighted"`
+}
+
+// Preemption is what PostFilter found and did.
+type Preemption struct {
+	// Candidates are the nodes with the victims the dry run chose there.
+	Candidates map[string][]string `json:"candidates,omitempty"`
+	Node       string              `json:"node,omitempty"`
+	Victims    []string            `json:"victims,omitempty"`
+	// Result is PostFilter's status where the log gives it.
+	Result string `json:"result,omitempty"`
+}
+
+// Group is a pod group of the queue.
+type Group struct {
+	Name  string `json:"name"`
+	Queue string `json:"queue"`
+	Moves []Move `json:"moves"`
+	// Members are its pods the log or the apiserver named.
+	Members []string `json:"members"`
+	Result  string   `json:"result,omitempty"`
+}
+
+// Event is a line for the page's event list: a cluster event the
+// scheduler handled, or an Event object from the apiserver.
+type Event struct {
+	At      time.Time `json:"at"`
+	Source  string    `json:"source"` // "scheduler" or "apiserver"
+	Reason  string    `json:"reason"`
+	Object  string    `json:"object,omitempty"`
+	Message string    `json:"message,omitempty"`
+}
+
+// NewLane returns an empty lane.
+func NewLane(name string) *Lane {
+	return &Lane{Name: name, Nodes: map[string]*Node{}, Pods: map[string]*Pod{}, Groups: map[string]*Group{}, preempting: map[string]bool{}}
+}
+
+func (l *Lane) clock(at time.Time) {
+	if l.Start.IsZero() || at.Before(l.Start) {
+		l.Start = at
+	}
+}
+
+func (l *Lane) pod(name string) *Pod {
+	p := l.Pods[name]
+	if p == nil {
+		p = &Pod{Name: name, Queue: Pending}
+		l.Pods[name] = p
+	}
+	return p
+}
+
+func (l *Lane) group(name string) *Group {
+	g := l.Groups[name]
+	if g == nil {
+		g = &Group{Name: name}
+		l.Groups[name] = g
+	}
+	return g
+}
+
+func (l *Lane) event(e Event) {
+	l.Events = append(l.Events, e)
+	if len(l.Events) > maxEvents {
+		l.Events = slices.Delete(l.Events, 0, len(l.Events)-maxEvents)
+	}
+}
+
+// enter moves a pod to a queue. A pod the apiserver says is bound stays
+// Bound: a late log line does not take it back.
+func (p *Pod) enter(at time.Time, queue, event string) {
+	if p.Queue == Bound && queue != Bound {
+		return
+	}
+	p.Queue = queue
+	p.Moves = append(p.Moves, Move{At: at, Queue: queue, Event: event})
+	if queue != Backoff {
+		p.BackoffUntil = nil
+	}
+}
+
+func (p *Pod) attempt() *Attempt {
+	if len(p.Attempts) == 0 {
+		return nil
+	}
+	return p.Attempts[len(p.Attempts)-1]
+}
+
+// nodeNames are the keys klog gives a node: "n1", or for a KObj of a
+// cluster-scoped object also "n1".
+func name(v string) string { return strings.TrimPrefix(v, "/") }
+
+// ApplyLog applies one structured line of the scheduler's log.
+func (l *Lane) ApplyLog(r klogtext.Record) {
+	l.clock(r.Time)
+	f := r.Fields
+	podName := f["pod"]
+	switch r.Msg {
+	// The queue.
+	case "Pod moved to an internal scheduling queue", "Entity moved to an internal scheduling queue",
+		"Entity moved to an internal scheduling queue because the Pod is updated":
+		l.Capabilities.Queue = true
+		if f["type"] == "PodGroup" {
+			g := l.group(f["entity"])
+			g.Queue = f["queue"]
+			g.Moves = append(g.Moves, Move{At: r.Time, Queue: f["queue"], Event: f["event"]})
+			return
+		}
+		if podName == "" {
+			podName = f["entity"]
+		}
+		if podName == "" {
+			return
+		}
+		p := l.pod(podName)
+		p.enter(r.Time, f["queue"], f["event"])
+		if d, err := time.ParseDuration(f["backoff"]); err == nil && f["queue"] == Backoff {
+			l.Capabilities.BackoffExpiry = true
+			until := r.Time.Add(d)
+			p.BackoffUntil = &until
+		}
+		if plugins, ok := f["unschedulablePlugins"]; ok {
+			p.UnschedulablePlugins = klogtext.Strings(plugins)
+		} else if plugins, ok := f["unschedulable plugins"]; ok {
+			p.UnschedulablePlugins = klogtext.Strings(plugins)
+		}
+		if f["podGroup"] != "" {
+			p.PodGroup = f["podGroup"]
+		}
+	case "Pod moved to an internal scheduling queue, because it is gated", "Entity moved to an internal scheduling queue, because it is gated":
+		l.Capabilities.Queue = true
+		if podName == "" {
+			podName = f["entity"]
+		}
+		if podName == "" || f["type"] == "PodGroup" {
+			return
+		}
+		p := l.pod(podName)
+		p.enter(r.Time, Gated, f["event"])
+		p.GatingPlugin = f["gatingPlugin"]
+	case "Pod group moved to an internal scheduling queue":
+		l.Capabilities.PodGroups = true
+		g := l.group(f["podGroup"])
+		g.Queue = f["queue"]
+		g.Moves = append(g.Moves, Move{At: r.Time, Queue: f["queue"], Event: f["event"]})
+
+	// An attempt starts.
+	case "Attempting to schedule pod", "Attempting to schedule a pod belonging to a pod group":
+		if podName == "" {
+			return
+		}
+		p := l.pod(podName)
+		p.enter(r.Time, InFlight, "")
+		p.Attempts = append(p.Attempts, &Attempt{Start: r.Time})
+		delete(l.preempting, podName)
+		if g := f["podGroup"]; g != "" {
+			p.PodGroup = g
+			l.member(g, podName)
+		}
+	case "Attempting to schedule pod group":
+		l.Capabilities.PodGroups = true
+		g := l.group(f["podGroup"])
+		g.Queue = InFlight
+		g.Moves = append(g.Moves, Move{At: r.Time, Queue: InFlight})
+
+	// Filter and Score.
+	case "Plugin rejected node for pod":
+		if l.preempting[podName] {
+			return
+		}
+		l.Capabilities.FilterVerdicts = true
+		if a := l.pod(podName).attempt(); a != nil {
+			if a.Filter == nil {
+				a.Filter = map[string]Verdict{}
+			}
+			a.Filter[name(f["node"])] = Verdict{Plugin: f["plugin"], Reason: f["reason"]}
+		}
+	case "Node passed the Filter plugins for pod":
+		if l.preempting[podName] {
+			return
+		}
+		l.Capabilities.FilterVerdicts = true
+		if a := l.pod(podName).attempt(); a != nil {
+			if a.Filter == nil {
+				a.Filter = map[string]Verdict{}
+			}
+			a.Filter[name(f["node"])] = Verdict{}
+		}
+	case "Plugin scored node for pod", "Plugin's raw score of node for pod":
+		l.Capabilities.Scores = true
+		a := l.pod(podName).attempt()
+		if a == nil {
+			return
+		}
+		s := a.score(name(f["node"]), f["plugin"])
+		if r.Msg == "Plugin scored node for pod" {
+			s.Weighted = integer(f["score"])
+		} else {
+			l.Capabilities.RawScores = true
+			s.Raw, s.Weight = ptr(integer(f["score"])), ptr(integer(f["weight"]))
+		}
+		// The normalized score is the weighted one over the weight:
+		// neither dialect logs it.
+		if s.Weight != nil && *s.Weight != 0 {
+			s.Normalized = ptr(s.Weighted / *s.Weight)
+		}
+	case "Calculated node's final score for pod":
+		if a := l.pod(podName).attempt(); a != nil {
+			if a.Totals == nil {
+				a.Totals = map[string]int64{}
+			}
+			a.Totals[name(f["node"])] = integer(f["score"])
+		}
+
+	// Preemption.
+	case "Dry run the preemption":
+		// The pod is the logger's: both dialects log it under "pod".
+		if podName != "" {
+			l.preempting[podName] = true
+			l.Capabilities.Preemption = true
+			if a := l.pod(podName).attempt(); a != nil && a.Preemption == nil {
+				a.Preemption = &Preemption{}
+			}
+		}
+	case "Pods are potential preemption victims on node":
+		// upstream logs no pod key here; the preemptor is the one whose
+		// PostFilter runs, so the line goes to every pod preempting now
+		// (one at a time: the scheduling loop runs one cycle).
+		for preemptor := range l.preempting {
+			if a := l.pod(preemptor).attempt(); a != nil && a.Preemption != nil {
+				if a.Preemption.Candidates == nil {
+					a.Preemption.Candidates = map[string][]string{}
+				}
+				a.Preemption.Candidates[name(f["node"])] = objectRefs(f["pods"])
+			}
+		}
+	case "the target node for the preemption is determined":
+		l.Capabilities.Preemption = true
+		if a := l.pod(podName).attempt(); a != nil {
+			if a.Preemption == nil {
+				a.Preemption = &Preemption{}
+			}
+			a.Preemption.Node = name(f["node"])
+		}
+	case "No preemption candidate is found; preemption is not helpful for scheduling", "Preemption will not help schedule pod on any node":
+		if a := l.pod(podName).attempt(); a != nil {
+			if a.Preemption == nil {
+				a.Preemption = &Preemption{}
+			}
+			a.Preemption.Result = r.Msg
+		}
+	case "Preemptor Pod preempted victim Pod":
+		l.Capabilities.Preemption = true
+		if a := l.pod(f["preemptor"]).attempt(); a != nil {
+			if a.Preemption == nil {
+				a.Preemption = &Preemption{}
+			}
+			a.Preemption.Victims = append(a.Preemption.Victims, f["victim"])
+		}
+		l.event(Event{At: r.Time, Source: "scheduler", Reason: "Preempted", Object: f["victim"], Message: "by " + f["preemptor"] + " on " + f["node"]})
+	case "Updating pod condition and nominated node name":
+		if n := f["nominatedNodeName"]; n != "" && podName != "" {
+			l.pod(podName).NominatedNode = n
+		}
+
+	// Decisions.
+	case "Scheduling decision":
+		l.decide(r.Time, podName, f["result"], name(f["node"]), f["message"], f)
+	case "Successfully bound pod to node":
+		l.decide(r.Time, podName, "scheduled", name(f["node"]), "", f)
+	case "Unable to schedule pod; no fit; waiting", "Unable to schedule pod belonging to a pod group; waiting":
+		l.decide(r.Time, podName, "unschedulable", "", f["err"], f)
+	case "Error scheduling pod; retrying":
+		l.decide(r.Time, podName, "error", "", f["err"], f)
+	case "Successfully scheduled a pod group", "Unable to schedule a pod group":
+		g := l.group(f["podGroup"])
+		g.Result = r.Msg
+
+	// Cluster events the scheduler handled.
+	case "Add event for node", "Update event for node", "Delete event for node",
+		"Add event for unscheduled pod", "Delete event for unscheduled pod",
+		"Add event for scheduled pod", "Delete event for scheduled pod",
+		"Add event for pod group", "Delete event for pod group":
+		obj := f["node"]
+		if obj == "" {
+			obj = podName
+		}
+		if obj == "" {
+			obj = f["podGroup"]
+		}
+		l.event(Event{At: r.Time, Source: "scheduler", Reason: r.Msg, Object: name(obj)})
+	case "Cluster event handled":
+		l.event(Event{At: r.Time, Source: "scheduler", Reason: f["event"], Message: "moved " + f["moved"] + " pods"})
+	}
+}
+
+// member records that pod belongs to group.
+func (l *Lane) member(group, pod string) {
+	g := l.group(group)
+	if !slices.Contains(g.Members, pod) {
+		g.Members = append(g.Members, pod)
+		slices.Sort(g.Members)
+	}
+}
+
+func (l *Lane) decide(at time.Time, podName, result, node, message string, f map[string]string) {
+	if podName == "" {
+		return
+	}
+	p := l.pod(podName)
+	delete(l.preempting, podName)
+	a := p.attempt()
+	if a == nil || a.End != nil {
+		// kube-scheduler's success line comes from the binding cycle,
+		// after the attempt's end; an attempt the log did not start
+		// (before -v=3) gets one here.
+		if a == nil || result != "scheduled" || a.Result != "" {
+			a = &Attempt{Start: at}
+			p.Attempts = append(p.Attempts, a)
+		}
+	}
+	end := at
+	a.End, a.Result, a.Message = &end, result, message
+	if node != "" {
+		a.Node = node
+	}
+	if n, err := strconv.Atoi(f["evaluatedNodes"]); err == nil {
+		a.EvaluatedNodes = n
+	}
+	if n, err := strconv.Atoi(f["feasibleNodes"]); err == nil {
+		a.FeasibleNodes = n
+	}
+	if p.Queue == InFlight && result == "scheduled" {
+		p.Queue = "Binding"
+	}
+}
+
+func (a *Attempt) score(node, plugin string) *Score {
+	if a.Scores == nil {
+		a.Scores = map[string]map[string]*Score{}
+	}
+	if a.Scores[node] == nil {
+		a.Scores[node] = map[string]*Score{}
+	}
+	s := a.Scores[node][plugin]
+	if s == nil {
+		s = &Score{}
+		a.Scores[node][plugin] = s
+	}
+	return s
+}
+
+func integer(v string) int64 {
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// objectRefs reads a list of objects as klog writes it: names
+// (["ns/a"]) or klog.ObjectRefs as JSON ([{"name":"a","namespace":"ns"}]).
+func objectRefs(v string) []string {
+	var refs []struct{ Name, Namespace string }
+	if json.Unmarshal([]byte(v), &refs) == nil {
+		var out []string
+		for _, r := range refs {
+			if r.Name == "" {
+				return klogtext.Strings(v)
+			}
+			if r.Namespace != "" {
+				out = append(out, r.Namespace+"/"+r.Name)
+			} else {
+				out = append(out, r.Name)
+			}
+		}
+		return out
+	}
+	return klogtext.Strings(v)
+}

@@ -1,0 +1,138 @@
+package watch
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"minisched/scripts/klogtext"
+)
+
+// applyLines feeds a log to a new lane.
+func applyLines(t *testing.T, log string) *Lane {
+	t.Helper()
+	l := NewLane("test")
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		r, ok := klogtext.Parse(strings.TrimSpace(line), 2026)
+		if !ok {
+			t.Fatalf("not a klog line: %s", line)
+		}
+		l.ApplyLog(r)
+	}
+	return l
+}
+
+func at(s string) time.Time {
+	tm, err := time.ParseInLocation("2006-01-02 15:04:05.000000", "2026-11-27 "+s, time.Local)
+	if err != nil {
+		panic(err)
+	}
+	return tm
+}
+
+// TestChapterDialect reads the lines a chapter logs at -v=10 for a pod
+// that fails, waits in the pool, is moved by a node's arrival, backs off
+// and is bound.
+func TestChapterDialect(t *testing.T) {
+	l := applyLines(t, `
+I1127 10:00:00.000000 1 scheduling_queue.go:311] "Pod moved to an internal scheduling queue" pod="ns/p" event="PodAdd" queue="Active"
+I1127 10:00:00.100000 1 schedule_one.go:112] "Attempting to schedule pod" pod="ns/p" attempt=1
+I1127 10:00:00.101000 1 schedule_one.go:640] "Plugin rejected node for pod" pod="ns/p" plugin="NodeAffinity" node="n1" code="UnschedulableAndUnresolvable" reason="node(s) didn't match Pod's node affinity/selector"
+I1127 10:00:00.102000 1 schedule_one.go:766] "Scheduling decision" pod="ns/p" attempt=1 result="unschedulable" reason="Unschedulable" message="0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
+I1127 10:00:00.103000 1 scheduling_queue.go:787] "Pod moved to an internal scheduling queue" pod="ns/p" event="ScheduleAttemptFailure" queue="Unschedulable" schedulingCycle=1 unschedulablePlugins=["NodeAffinity"]
+I1127 10:00:01.000000 1 eventhandlers.go:357] "Add event for node" node="n2"
+I1127 10:00:01.001000 1 scheduling_queue.go:311] "Pod moved to an internal scheduling queue" pod="ns/p" event="NodeAdd" queue="Backoff" backoff="1s"
+I1127 10:00:02.001000 1 scheduling_queue.go:311] "Pod moved to an internal scheduling queue" pod="ns/p" event="BackoffComplete" queue="Active"
+I1127 10:00:02.002000 1 schedule_one.go:112] "Attempting to schedule pod" pod="ns/p" attempt=2
+I1127 10:00:02.003000 1 schedule_one.go:640] "Plugin rejected node for pod" pod="ns/p" plugin="NodeAffinity" node="n1" code="UnschedulableAndUnresolvable" reason="node(s) didn't match Pod's node affinity/selector"
+I1127 10:00:02.003100 1 schedule_one.go:640] "Node passed the Filter plugins for pod" pod="ns/p" node="n2"
+I1127 10:00:02.004000 1 schedule_one.go:503] "Plugin's raw score of node for pod" pod="ns/p" plugin="NodeResourcesFit" node="n2" score=37 weight=1
+I1127 10:00:02.004100 1 schedule_one.go:503] "Plugin scored node for pod" pod="ns/p" plugin="NodeResourcesFit" node="n2" score=100
+I1127 10:00:02.004200 1 schedule_one.go:505] "Calculated node's final score for pod" pod="ns/p" node="n2" score=100
+I1127 10:00:02.005000 1 schedule_one.go:274] "Scheduling decision" pod="ns/p" attempt=2 result="scheduled" node="n2" evaluatedNodes=2 feasibleNodes=1
+`)
+	p := l.Pods["ns/p"]
+	wantMoves := []Move{
+		{At: at("10:00:00.000000"), Queue: Active, Event: "PodAdd"},
+		{At: at("10:00:00.100000"), Queue: InFlight},
+		{At: at("10:00:00.103000"), Queue: Unschedulable, Event: "ScheduleAttemptFailure"},
+		{At: at("10:00:01.001000"), Queue: Backoff, Event: "NodeAdd"},
+		{At: at("10:00:02.001000"), Queue: Active, Event: "BackoffComplete"},
+		{At: at("10:00:02.002000"), Queue: InFlight},
+	}
+	if diff := cmp.Diff(wantMoves, p.Moves); diff != "" {
+		t.Errorf("moves (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"NodeAffinity"}, p.UnschedulablePlugins); diff != "" {
+		t.Errorf("unschedulable plugins (-want +got):\n%s", diff)
+	}
+	end1, end2 := at("10:00:00.102000"), at("10:00:02.005000")
+	wantAttempts := []*Attempt{
+		{
+			Start: at("10:00:00.100000"), End: &end1, Result: "unschedulable",
+			Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+			Filter:  map[string]Verdict{"n1": {Plugin: "NodeAffinity", Reason: "node(s) didn't match Pod's node affinity/selector"}},
+		},
+		{
+			Start: at("10:00:02.002000"), End: &end2, Result: "scheduled", Node: "n2", EvaluatedNodes: 2, FeasibleNodes: 1,
+			Filter: map[string]Verdict{"n1": {Plugin: "NodeAffinity", Reason: "node(s) didn't match Pod's node affinity/selector"}, "n2": {}},
+			Scores: map[string]map[string]*Score{"n2": {"NodeResourcesFit": {Raw: ptr[int64](37), Normalized: ptr[int64](100), Weight: ptr[int64](1), Weighted: 100}}},
+			Totals: map[string]int64{"n2": 100},
+		},
+	}
+	if diff := cmp.Diff(wantAttempts, p.Attempts); diff != "" {
+		t.Errorf("attempts (-want +got):\n%s", diff)
+	}
+	if p.Queue != "Binding" {
+		t.Errorf("queue = %q, want Binding (until the apiserver says it is bound)", p.Queue)
+	}
+	want := Capabilities{Queue: true, FilterVerdicts: true, Scores: true, RawScores: true, BackoffExpiry: true}
+	if diff := cmp.Diff(want, l.Capabilities); diff != "" {
+		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Event{{At: at("10:00:01.000000"), Source: "scheduler", Reason: "Add event for node", Object: "n2"}}, l.Events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestUpstreamDialect reads kube-scheduler v1.37.1's lines at -v=10: the
+// move into activeQ at -v=5 as an entity, the failure line's key with a
+// space, the preemption, and the success line of the binding cycle.
+func TestUpstreamDialect(t *testing.T) {
+	l := applyLines(t, `
+I1127 10:00:00.000000 1 active_queue.go:414] "Entity moved to an internal scheduling queue" type="Pod" entity="ns/high" event="PodAdd" queue="Active"
+I1127 10:00:00.100000 1 schedule_one.go:117] "Attempting to schedule pod" pod="ns/high"
+I1127 10:00:00.101000 1 preemption.go:249] "Dry run the preemption" pod="ns/high" potentialNodesNumber=2 pdbsNumber=0 offset=0 candidatesNumber=2
+I1127 10:00:00.101500 1 default_preemption.go:406] "Pods are potential preemption victims on node" pod="ns/high" pods=[{"name":"low-1","namespace":"ns"}] node="n1"
+I1127 10:00:00.102000 1 preemption.go:201] "the target node for the preemption is determined" node="n1" pod="ns/high"
+I1127 10:00:00.103000 1 schedule_one.go:1194] "Unable to schedule pod; no fit; waiting" pod="ns/high" err="0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+I1127 10:00:00.104000 1 scheduling_queue.go:901] "Pod moved to an internal scheduling queue" pod="ns/high" event="ScheduleAttemptFailure" queue="Backoff" schedulingCycle=1 unschedulable plugins={"NodeResourcesFit":{}} hint=1
+I1127 10:00:00.110000 1 executor.go:120] "Preemptor Pod preempted victim Pod" preemptor="ns/high" victim="ns/low-1" node="n1"
+I1127 10:00:01.000000 1 schedule_one.go:117] "Attempting to schedule pod" pod="ns/high"
+I1127 10:00:01.001000 1 schedule_one.go:1000] "Plugin scored node for pod" pod="ns/high" plugin="NodeResourcesFit" node="n1" score=200
+I1127 10:00:01.050000 1 schedule_one.go:483] "Successfully bound pod to node" pod="ns/high" node="n1" evaluatedNodes=2 feasibleNodes=1
+`)
+	p := l.Pods["ns/high"]
+	if diff := cmp.Diff([]string{"NodeResourcesFit"}, p.UnschedulablePlugins); diff != "" {
+		t.Errorf("unschedulable plugins (-want +got):\n%s", diff)
+	}
+	if len(p.Attempts) != 2 {
+		t.Fatalf("%d attempts, want 2", len(p.Attempts))
+	}
+	want := &Preemption{Candidates: map[string][]string{"n1": {"ns/low-1"}}, Node: "n1", Victims: []string{"ns/low-1"}}
+	if diff := cmp.Diff(want, p.Attempts[0].Preemption); diff != "" {
+		t.Errorf("preemption (-want +got):\n%s", diff)
+	}
+	if got := p.Attempts[0].Result; got != "unschedulable" {
+		t.Errorf("first result %q, want unschedulable", got)
+	}
+	second := p.Attempts[1]
+	if second.Result != "scheduled" || second.Node != "n1" || second.Scores["n1"]["NodeResourcesFit"].Weighted != 200 || second.Scores["n1"]["NodeResourcesFit"].Raw != nil {
+		t.Errorf("second attempt = %+v, want scheduled on n1 with a weighted score of 200 and no raw score", second)
+	}
+	if l.Capabilities.RawScores || l.Capabilities.FilterVerdicts || l.Capabilities.BackoffExpiry {
+		t.Errorf("capabilities %+v: upstream logs no raw score, Filter verdict or backoff", l.Capabilities)
+	}
+}
