@@ -230,3 +230,30 @@ func TestJudgeTrace(t *testing.T) {
 		})
 	}
 }
+
+// TestPhasesWithUnboundPreemptors checks how a run that left preemptors
+// unbound is reported: its count beside the preemptors, in each run and in
+// the median, rather than a failed make bench.
+func TestPhasesWithUnboundPreemptors(t *testing.T) {
+	run := func(n, unbound int, toBind float64) []Result {
+		return []Result{{Name: "kube", Phases: &Phases{Preemptors: n, Unbound: unbound, Victims: 4 * n, ToNominate: 10, ToDelete: 20, ToBind: toBind}}}
+	}
+	runs := [][]Result{run(1000, 0, 30), run(990, 10, 40), run(1000, 0, 35)}
+	medians := []Result{{Name: "kube"}}
+	MedianPhases(runs, medians)
+	tests := []struct {
+		name string
+		r    Result
+		want []string
+	}{
+		{"a run with none unbound", runs[0][0], []string{"1000/4000", "10", "20", "30"}},
+		{"a run with ten unbound", runs[1][0], []string{"990/3960 (10 unbound)", "10", "20", "40"}},
+		{"the median", medians[0], []string{"1000/4000", "10", "20", "35"}},
+		{"no phases", Result{Name: "x"}, []string{"–", "–", "–", "–"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, PhaseRow(tt.r)); diff != "" {
+			t.Errorf("%s: PhaseRow (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

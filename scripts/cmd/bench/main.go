@@ -483,6 +483,7 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 		if len(gang) > 0 {
 			rep.GangRuns = append(rep.GangRuns, gang)
 		}
+		savePartial(dir, rep)
 	}
 	if profiled != nil && !o.preemptionOnly {
 		fmt.Fprintf(os.Stderr, "SchedulingBasic, %s\n", profiled.Name)
@@ -509,6 +510,7 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 			large = append(large, r)
 		}
 		rep.LargeRuns = append(rep.LargeRuns, large)
+		savePartial(dir, rep)
 	}
 	if largeProfiled != nil {
 		fmt.Fprintf(os.Stderr, "SchedulingBasic at %d nodes, %s\n", o.large.Nodes, largeProfiled.Name)
@@ -560,6 +562,18 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 	path := filepath.Join(dir, "results.json")
 	fmt.Fprintln(os.Stderr, "results:", path)
 	return rep, top, largeTop, os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// savePartial writes the runs done so far to results.partial.json after
+// each round: a make bench that fails hours in keeps what it measured.
+func savePartial(dir string, rep *bench.Report) {
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "results.partial.json"), append(data, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: saving the runs so far:", err)
+	}
 }
 
 // judged returns, of the chapters numbered ns, those that ran: a target
