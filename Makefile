@@ -77,8 +77,8 @@ chaos: tools ## Churn the cluster under chapters 05 on (CHAPTER=NN for one; SMAL
 	@go run ./scripts/cmd/chaos --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(SMALL),--small)
 
 .PHONY: bench
-bench: tools ## Benchmark every chapter, kube-scheduler and the bind ceiling side by side (median of 3 runs; SchedulingBasic at 100 and 5,000 nodes, requeue, preemption, gangs) and write every table of the docs from that one run; CHAPTER=NN or ARGS='...' measure without touching the docs; TINY=1 for the make test size.
-	@go run ./scripts/cmd/bench --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(TINY),--tiny,$(if $(CHAPTER)$(ARGS),,--docs)) $(ARGS)
+bench: tools ## Benchmark every chapter, kube-scheduler and the bind ceiling side by side (median of 3 runs; SchedulingBasic at 100 and 5,000 nodes, requeue, preemption, gangs) and write every table of the docs from that one run (RESUME=.cache/bench/DATE continues one that stopped, from the rounds it saved); CHAPTER=NN or ARGS='...' measure without touching the docs; TINY=1 for the make test size.
+	@go run ./scripts/cmd/bench --tools $(TOOLS_DIR) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(TINY),--tiny,$(if $(CHAPTER)$(ARGS),,--docs)) $(if $(RESUME),--resume '$(RESUME)') $(ARGS)
 
 .PHONY: quality
 quality: tools ## Measure placement quality (spread after a fast scale-up, bin packing against the optimum) of chapters 03 on and kube-scheduler (median of 3) and regenerate docs/quality.md; TINY=1 for the make test size.

@@ -21,7 +21,9 @@ const (
 // Report is a whole make bench run: every run of every target, and the
 // medians the targets are judged on.
 type Report struct {
-	Date    string        `json:"date"`
+	Date string `json:"date"`
+	// Resumed lists when the run was resumed (make bench --resume).
+	Resumed []string      `json:"resumed,omitempty"`
 	Machine string        `json:"machine"`
 	Runs    int           `json:"runs"`
 	Basic   Config        `json:"basicConfig"`
@@ -56,6 +58,14 @@ type Report struct {
 	LargeMedian []Result   `json:"largeMedian,omitempty"`
 	// LargeProfiled is one more large run of the profiled chapter.
 	LargeProfiled Result `json:"largeProfiled"`
+}
+
+// when is the run's date, and those it was resumed on (--resume).
+func (r *Report) when() string {
+	if len(r.Resumed) == 0 {
+		return r.Date
+	}
+	return r.Date + " (resumed " + strings.Join(r.Resumed, ", ") + ")"
 }
 
 // Check is one of issue 6's targets, judged on the medians.
@@ -282,7 +292,7 @@ func JudgePreemption(basic, async []Result, chapter09 string) []Check {
 // chart's path relative to the page.
 func (r *Report) Markdown(svg string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n\n", r.Date, r.Machine, r.Runs)
+	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n\n", r.when(), r.Machine, r.Runs)
 	fmt.Fprintf(&b, "**SchedulingBasic**: %d nodes, %d init pods, %d measured pods; every client at %g requests/s, burst %d; cap %s.\n\n",
 		r.Basic.Nodes, r.Basic.InitPods, r.Basic.Pods, r.Basic.QPS, r.Basic.Burst, r.Basic.Cap)
 	fmt.Fprintf(&b, "![Average throughput of each scheduler, pods/s](%s)\n\n", svg)
@@ -334,7 +344,7 @@ func (r *Report) Markdown(svg string) string {
 // docs/benchmarks.md and chapter 11's page.
 func (r *Report) GangMarkdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n", r.Date, r.Machine, r.Runs)
+	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n", r.when(), r.Machine, r.Runs)
 	fmt.Fprintf(&b, "\n**GangScheduling**: %d nodes; %d PodGroups with `minCount: %d`, created first, then their %d pods of 100m, every pod measured; cap %s.\n\n",
 		r.Gang.Nodes, r.Gang.Groups, r.Gang.PodsPerGroup, r.Gang.Groups*r.Gang.PodsPerGroup, r.Gang.Cap)
 	up, _ := find(r.GangMedian, func(x Result) string { return x.Name }, UpstreamLike11)
@@ -390,7 +400,7 @@ func (r *Report) SummaryMarkdown(docs string) string {
 // kube-scheduler with its defaults.
 func (r *Report) LargeMarkdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s, in the same run as the tables above. Median of %d runs.\n\n", r.Date, r.Machine, r.Runs)
+	fmt.Fprintf(&b, "Measured %s on %s, in the same run as the tables above. Median of %d runs.\n\n", r.when(), r.Machine, r.Runs)
 	fmt.Fprintf(&b, "**SchedulingBasic at %d nodes**: %d init pods, %d measured pods; every client at %g requests/s, burst %d; cap %s.\n\n",
 		r.Large.Nodes, r.Large.InitPods, r.Large.Pods, r.Large.QPS, r.Large.Burst, r.Large.Cap)
 	up, _ := find(r.LargeMedian, func(x Result) string { return x.Name }, UpstreamDefaults)
@@ -420,7 +430,7 @@ func (r *Report) LargeMarkdown() string {
 // for docs/benchmarks.md.
 func (r *Report) PreemptionMarkdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n", r.Date, r.Machine, r.Runs)
+	fmt.Fprintf(&b, "Measured %s on %s. Median of %d runs.\n", r.when(), r.Machine, r.Runs)
 	fmt.Fprintf(&b, "\n**%s**: %d nodes of 4 CPUs, each with four low-priority pods of 900m; %d measured pods of priority 9999999 asking for 3970m, each of which must preempt all four; cap %s.\n\n",
 		PreemptionBasic, r.Preemption.Nodes, r.Preemption.Pods, r.Preemption.Cap)
 	r.preemptionTable(&b, r.PreemptionBasicMedian)

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -79,6 +80,11 @@ type options struct {
 	// profiled once more at that size.
 	large        bench.Config
 	largeProfile int
+	// resume continues the full run (--docs) whose directory it names,
+	// from its results.partial.json: the rounds it finished are kept, the
+	// others run, on a fresh cluster. A run of some hours can then be
+	// made in parts on a machine that is not always up.
+	resume string
 	// profileWindow, with --preemption-only or --gang-only, profiles each
 	// run's first profileWindow of its measured phase, kube-scheduler's
 	// too, and prints each profile's pprof -top.
@@ -186,6 +192,7 @@ func run() error {
 	flag.BoolVar(&o.basicOnly, "basic-only", false, "run only SchedulingBasic, with kube-scheduler's defaults and, from chapter 10 on, kube-scheduler like 10 as references (no bind ceiling, no kube-scheduler like 08); not with --docs")
 	flag.DurationVar(&o.profileWindow, "profile-window", 0, "with --preemption-only or --gang-only: CPU-profile every scheduler, kube-scheduler too, for the first DURATION of each run's measured phase, and print each profile's pprof -top (the profiles stay beside the logs)")
 	docsFrom := flag.String("docs-from", "", "write the docs' tables from a run's results.json, measuring nothing: the figures stay that run's (the profiles it wrote are kept)")
+	flag.StringVar(&o.resume, "resume", "", "with --docs: continue the run in this directory (.cache/bench/DATE) from its results.partial.json, keeping the rounds it finished")
 	flag.BoolVar(&o.docs, "docs", false, "write every table to docs/data/bench*.{json,md,svg,txt} and regenerate docs/benchmarks.md (every chapter, every workload, one run)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -288,6 +295,17 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 	dir, err := filepath.Abs(filepath.Join(o.out, time.Now().Format("20060102-150405")))
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	var resumed *bench.Report
+	if o.resume != "" {
+		if dir, err = filepath.Abs(o.resume); err != nil {
+			return nil, nil, nil, err
+		}
+		if resumed, err = readPartial(dir, o); err != nil {
+			return nil, nil, nil, err
+		}
+		// The cluster is a fresh one: each run sets up its own nodes.
+		_ = os.RemoveAll(filepath.Join(dir, "cluster"))
 	}
 	binDir := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
@@ -428,7 +446,14 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 	env := &bench.Env{Cluster: cl, Client: kubernetes.NewForConfigOrDie(cl.Config), LogDir: dir, ProfileWindow: o.profileWindow}
 
 	rep = &bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: docsgen.Machine(), Runs: o.runs, Basic: o.basic, Requeue: o.requeue, Preemption: o.preemption, Gang: o.gang, Large: o.large}
-	for run := 1; run <= o.runs; run++ {
+	firstRound, firstLargeRound := 1, 1
+	if resumed != nil {
+		rep = resumed
+		rep.Resumed = append(rep.Resumed, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+		firstRound, firstLargeRound = len(rep.BasicRuns)+1, len(rep.LargeRuns)+1
+		fmt.Fprintf(os.Stderr, "resuming the run of %s in %s: %d of %d rounds done, %d of %d at %d nodes\n", rep.Date, dir, firstRound-1, o.runs, firstLargeRound-1, o.runs, o.large.Nodes)
+	}
+	for run := firstRound; run <= o.runs; run++ {
 		var basic []bench.Result
 		for _, t := range basicTargets {
 			fmt.Fprintf(os.Stderr, "run %d/%d: SchedulingBasic, %s\n", run, o.runs, t.Name)
@@ -485,7 +510,12 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 		}
 		savePartial(dir, rep)
 	}
-	if profiled != nil && !o.preemptionOnly {
+	if profiled != nil && !o.preemptionOnly && rep.Profiled.Name != "" {
+		// Resumed after the profiled run: its profile is on disk.
+		if top, err = bench.TopFunctions(profiledBin, profiled.Profile, 40); err != nil {
+			return nil, nil, nil, err
+		}
+	} else if profiled != nil && !o.preemptionOnly {
 		fmt.Fprintf(os.Stderr, "SchedulingBasic, %s\n", profiled.Name)
 		r, err := env.RunSchedulingBasic(ctx, *profiled, o.basic, 0)
 		if err != nil {
@@ -499,7 +529,7 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 	// The large size comes after every run of the others: its 5,000 nodes
 	// and 11,000 pods are the most for the apiserver to clear away, and
 	// nothing measured at the default size should run in their wake.
-	for run := 1; run <= o.runs && len(largeTargets) > 0; run++ {
+	for run := firstLargeRound; run <= o.runs && len(largeTargets) > 0; run++ {
 		var large []bench.Result
 		for _, t := range largeTargets {
 			fmt.Fprintf(os.Stderr, "run %d/%d: SchedulingBasic at %d nodes, %s\n", run, o.runs, o.large.Nodes, t.Name)
@@ -562,6 +592,28 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 	path := filepath.Join(dir, "results.json")
 	fmt.Fprintln(os.Stderr, "results:", path)
 	return rep, top, largeTop, os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// readPartial reads a run's results.partial.json to resume it, and checks
+// that it is a full run of the same sizes on this machine.
+func readPartial(dir string, o options) (*bench.Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "results.partial.json"))
+	if err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("--resume: %s: %w", dir, err)
+	}
+	switch {
+	case !o.docs:
+		return nil, errors.New("--resume continues a full run: it goes with --docs")
+	case rep.Machine != docsgen.Machine():
+		return nil, fmt.Errorf("--resume: %s ran on %s, not on this machine (%s)", dir, rep.Machine, docsgen.Machine())
+	case rep.Runs != o.runs || rep.Basic != o.basic || rep.Requeue != o.requeue || rep.Preemption != o.preemption || rep.Gang != o.gang || rep.Large != o.large:
+		return nil, fmt.Errorf("--resume: %s ran other sizes or another number of runs than these flags ask", dir)
+	}
+	return &rep, nil
 }
 
 // savePartial writes the runs done so far to results.partial.json after
