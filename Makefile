@@ -88,6 +88,10 @@ quality: tools ## Measure placement quality (spread after a fast scale-up, bin p
 timeline: tools ## Draw each pod's path through the queue as an SVG: CHAPTER=NN SCENARIO=name (writes .cache/timeline/NN-name.svg).
 	@go run ./scripts/cmd/timeline --tools $(TOOLS_DIR) --chapter '$(CHAPTER)' --scenario '$(SCENARIO)'
 
+.PHONY: watch
+watch: $(if $(REPLAY),,tools $(BIN_DIR)/cluster) ## Watch schedulers at work in the browser (docs/watch.md): CHAPTER=NN on the local cluster, CHAPTER=NN,MM side by side, VS=upstream beside kube-scheduler; RECORD=file records, REPLAY=file replays.
+	@go run ./scripts/cmd/watch --tools $(TOOLS_DIR) --cluster-bin $(BIN_DIR)/cluster $(if $(REPLAY),--replay '$(REPLAY)',--chapter '$(or $(CHAPTER),$(NEWEST))' $(if $(VS),--vs '$(VS)') $(if $(RECORD),--record '$(RECORD)'))
+
 .PHONY: trace
 trace: tools ## Trace a chapter (12 on) at work: SCENARIO= a suite scenario or SchedulingBasic, PreemptionBasic (default), PreemptionAsync, GangScheduling; writes .cache/trace/NN-SCENARIO.{trace,json,svg}: open the JSON in Perfetto. IN=file converts a trace; PODS=regex, KIND=preemption|podgroup pick the SVG's attempts.
 	@go run ./scripts/cmd/trace --tools $(TOOLS_DIR) --chapter $(or $(CHAPTER),12) $(if $(SCENARIO),--scenario '$(SCENARIO)') $(if $(IN),--in '$(IN)') $(if $(PODS),--pods '$(PODS)') $(if $(KIND),--kind '$(KIND)') $(ARGS)

@@ -339,6 +339,16 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 			perPlugin[i][j] = fwk.NodeScore{Name: nodeInfo.Node().Name, Score: score}
 		}
 	}
+	// Upstream logs no raw score: prioritizeNodes logs the weighted ones
+	// only. make watch shows them, so the chapter logs each at -v=10, with
+	// the plugin's weight, before NormalizeScore changes them.
+	if loggerV := klog.FromContext(ctx).V(10); loggerV.Enabled() {
+		for i, pl := range plugins {
+			for _, s := range perPlugin[i] {
+				loggerV.Info("Plugin's raw score of node for pod", "pod", klog.KObj(pod), "plugin", pl.Name(), "node", s.Name, "score", s.Score, "weight", f.scorePluginWeight[pl.Name()])
+			}
+		}
+	}
 	// 2. Normalize: a plugin sees all nodes' raw scores at once, so it can
 	// scale them relative to each other.
 	for i, pl := range plugins {

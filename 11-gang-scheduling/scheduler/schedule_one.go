@@ -562,6 +562,7 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 	checkNode := func(i int) {
 		nodeInfo := nodes[(start+i)%numAllNodes]
 		status := sched.framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
+		logFilterVerdict(ctx, pod, nodeInfo, status)
 		if status.Code() == fwk.Error {
 			errCh.SendWithCancel(status.AsError(), func() { cancel(errors.New("some other Filter operation failed")) })
 			return
@@ -591,6 +592,23 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 		return feasibleNodes, err
 	}
 	return feasibleNodes, nil
+}
+
+// logFilterVerdict logs one node's Filter verdict at -v=10, for make
+// watch's table of every plugin's verdict on every node. Upstream logs
+// none: in v1.37.1 RunFilterPlugins and findNodesThatPassFilters are
+// silent, and the FitError only counts the reasons. The level is that of
+// upstream's per-node scores (prioritizeNodes).
+func logFilterVerdict(ctx context.Context, pod *v1.Pod, nodeInfo fwk.NodeInfo, status *fwk.Status) {
+	loggerV := klog.FromContext(ctx).V(10)
+	if !loggerV.Enabled() {
+		return
+	}
+	if status.IsSuccess() {
+		loggerV.Info("Node passed the Filter plugins for pod", "pod", klog.KObj(pod), "node", nodeInfo.Node().Name)
+		return
+	}
+	loggerV.Info("Plugin rejected node for pod", "pod", klog.KObj(pod), "plugin", status.Plugin(), "node", nodeInfo.Node().Name, "code", status.Code().String(), "reason", status.Message())
 }
 
 // numFeasibleNodesToFind returns how many feasible nodes a cycle looks for

@@ -363,7 +363,7 @@ func (c *chaos) addNodes(ctx context.Context, n int) error {
 	}
 	err := parallel(ctx, len(names), func(i int) error {
 		spec := NodeSpec{CPU: c.nodeCPU(), Memory: "32Gi", Labels: map[string]string{"zone": chaosZones[i%len(chaosZones)]}}
-		_, err := c.r.Client.CoreV1().Nodes().Create(ctx, makeNode(names[i], spec), metav1.CreateOptions{})
+		_, err := c.r.Client.CoreV1().Nodes().Create(ctx, MakeNode(names[i], spec), metav1.CreateOptions{})
 		return err
 	})
 	for _, name := range names {
@@ -405,7 +405,7 @@ func (c *chaos) createPods(ctx context.Context, n int) error {
 		if c.sched.Chapter >= PreemptionChapter {
 			c.prioritize(&spec)
 		}
-		pods[i] = makePod(c.ns, fmt.Sprintf("pod-%05d", c.report.Pods+i), spec)
+		pods[i] = MakePod(c.ns, fmt.Sprintf("pod-%05d", c.report.Pods+i), spec)
 		c.pods[pods[i].Name] = pods[i]
 	}
 	c.report.Pods += n

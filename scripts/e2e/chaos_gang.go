@@ -64,7 +64,7 @@ func createGang(ctx context.Context, client kubernetes.Interface, ns, name, prio
 	for m := range chaosGangSize {
 		spec := member()
 		spec.PodGroup = name
-		pod := makePod(ns, fmt.Sprintf("%s-%d", name, m), spec)
+		pod := MakePod(ns, fmt.Sprintf("%s-%d", name, m), spec)
 		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("creating pod %s: %w", pod.Name, err)
 		}

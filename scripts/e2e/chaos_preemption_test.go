@@ -63,11 +63,11 @@ func TestReadSchedulerView(t *testing.T) {
 func TestRoomWithout(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 19, 0, 0, 0, time.UTC)
 	at := t0.Add(time.Minute)
-	node := makeNode("n1", NodeSpec{CPU: "2"})
+	node := MakeNode("n1", NodeSpec{CPU: "2"})
 	pods := map[string]*v1.Pod{
-		"high":  makePod("ns", "high", PodSpec{CPU: "1"}),
-		"other": makePod("ns", "other", PodSpec{CPU: "1500m"}),
-		"rival": makePod("ns", "rival", PodSpec{CPU: "1500m"}),
+		"high":  MakePod("ns", "high", PodSpec{CPU: "1"}),
+		"other": MakePod("ns", "other", PodSpec{CPU: "1500m"}),
+		"rival": MakePod("ns", "rival", PodSpec{CPU: "1500m"}),
 	}
 	priority := map[string]int32{"high": 1000, "other": 10, "rival": 1000}
 	created := map[string][]nodeChange{"n1": {{Received: t0, At: t0, Node: node}}}

@@ -14,13 +14,13 @@ import (
 
 func TestStaticFit(t *testing.T) {
 	node := func(mut func(*v1.Node)) *v1.Node {
-		n := makeNode("n", NodeSpec{CPU: "2", Labels: map[string]string{"zone": "a"}})
+		n := MakeNode("n", NodeSpec{CPU: "2", Labels: map[string]string{"zone": "a"}})
 		if mut != nil {
 			mut(n)
 		}
 		return n
 	}
-	pod := func(spec PodSpec) *v1.Pod { return makePod("ns", "p", spec) }
+	pod := func(spec PodSpec) *v1.Pod { return MakePod("ns", "p", spec) }
 	tests := []struct {
 		name string
 		pod  *v1.Pod
@@ -49,13 +49,13 @@ func TestStaticFit(t *testing.T) {
 func TestOverCommitted(t *testing.T) {
 	used := map[string]v1.ResourceList{}
 	for range 3 {
-		addTo(used, "n", makePod("ns", "p", PodSpec{CPU: "1", Memory: "1Gi"}))
+		addTo(used, "n", MakePod("ns", "p", PodSpec{CPU: "1", Memory: "1Gi"}))
 	}
-	alloc := makeNode("n", NodeSpec{CPU: "3", Pods: "3"}).Status.Allocatable
+	alloc := MakeNode("n", NodeSpec{CPU: "3", Pods: "3"}).Status.Allocatable
 	if diff := cmp.Diff("", overCommitted(used["n"], alloc)); diff != "" {
 		t.Errorf("exactly full (-want, +got):\n%s", diff)
 	}
-	addTo(used, "n", makePod("ns", "p", PodSpec{}))
+	addTo(used, "n", MakePod("ns", "p", PodSpec{}))
 	if diff := cmp.Diff("pods requested 4 of 3 allocatable", overCommitted(used["n"], alloc)); diff != "" {
 		t.Errorf("one pod too many (-want, +got):\n%s", diff)
 	}
@@ -67,7 +67,7 @@ func TestOverCommitted(t *testing.T) {
 func TestReadAudit(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) metav1.MicroTime { return metav1.NewMicroTime(t0.Add(time.Duration(s) * time.Second)) }
-	nodeJSON, _ := json.Marshal(makeNode("n1", NodeSpec{}))
+	nodeJSON, _ := json.Marshal(MakeNode("n1", NodeSpec{}))
 	bindingJSON, _ := json.Marshal(v1.Binding{Target: v1.ObjectReference{Kind: "Node", Name: "n1"}})
 	type ref = map[string]string
 	lines := []map[string]any{
@@ -102,7 +102,7 @@ func TestReadAudit(t *testing.T) {
 		sec  int
 		want string
 	}{{0, "which did not exist"}, {1, ""}, {2, ""}, {4, "which did not exist"}} {
-		if diff := cmp.Diff(c.want, bindingProblem(makePod("ns", "p", PodSpec{}), nodesAt(nodes["n1"], t0.Add(time.Duration(c.sec)*time.Second)), true)); diff != "" {
+		if diff := cmp.Diff(c.want, bindingProblem(MakePod("ns", "p", PodSpec{}), nodesAt(nodes["n1"], t0.Add(time.Duration(c.sec)*time.Second)), true)); diff != "" {
 			t.Errorf("binding to n1 at +%ds (-want, +got):\n%s", c.sec, diff)
 		}
 	}
@@ -114,13 +114,13 @@ func TestReadAudit(t *testing.T) {
 func TestBindingProblem(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	zone := func(z string) *v1.Node { return makeNode("n1", NodeSpec{Labels: map[string]string{"zone": z}}) }
+	zone := func(z string) *v1.Node { return MakeNode("n1", NodeSpec{Labels: map[string]string{"zone": z}}) }
 	changes := []nodeChange{
 		{Received: ms(0), At: ms(1), Node: zone("a")},
 		{Received: ms(100), At: ms(110), Node: zone("b")},
 		{Received: ms(200), At: ms(205)},
 	}
-	wantsB := makePod("ns", "p", PodSpec{NodeSelector: map[string]string{"zone": "b"}})
+	wantsB := MakePod("ns", "p", PodSpec{NodeSelector: map[string]string{"zone": "b"}})
 	tests := []struct {
 		name     string
 		at       time.Time
@@ -150,9 +150,9 @@ func TestBindingProblem(t *testing.T) {
 // minCount, and first fit places every pending member on the room left.
 func TestJudgePendingGangs(t *testing.T) {
 	// Two nodes of 2 CPUs; node a has 1 CPU used by a bound pod.
-	nodes := []v1.Node{*makeNode("a", NodeSpec{CPU: "2"}), *makeNode("b", NodeSpec{CPU: "2"})}
+	nodes := []v1.Node{*MakeNode("a", NodeSpec{CPU: "2"}), *MakeNode("b", NodeSpec{CPU: "2"})}
 	member := func(name, group, cpu, node string) *v1.Pod {
-		p := makePod("ns", name, PodSpec{CPU: cpu, PodGroup: group})
+		p := MakePod("ns", name, PodSpec{CPU: cpu, PodGroup: group})
 		p.Spec.NodeName = node
 		return p
 	}
@@ -215,7 +215,7 @@ func TestJudgePendingGangs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pods := map[string]*v1.Pod{"busy": makePod("ns", "busy", PodSpec{CPU: "1"})}
+			pods := map[string]*v1.Pod{"busy": MakePod("ns", "busy", PodSpec{CPU: "1"})}
 			pods["busy"].Spec.NodeName = "a"
 			used := map[string]v1.ResourceList{}
 			addTo(used, "a", pods["busy"])

@@ -122,7 +122,7 @@ func playOutage(ctx context.Context, ru *run, p *partition, cfg OutageConfig, re
 		return 0, fmt.Errorf("creating the namespace: %w", err)
 	}
 	err := parallel(ctx, cfg.Nodes, func(i int) error {
-		_, err := client.CoreV1().Nodes().Create(ctx, makeNode(fmt.Sprintf("%s-node-%d", ru.ns, i), NodeSpec{CPU: "8", Memory: "32Gi"}), metav1.CreateOptions{})
+		_, err := client.CoreV1().Nodes().Create(ctx, MakeNode(fmt.Sprintf("%s-node-%d", ru.ns, i), NodeSpec{CPU: "8", Memory: "32Gi"}), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
@@ -134,7 +134,7 @@ func playOutage(ctx context.Context, ru *run, p *partition, cfg OutageConfig, re
 		rep.Gangs = outageGangs
 	}
 	err = parallel(ctx, single, func(i int) error {
-		_, err := client.CoreV1().Pods(ru.ns).Create(ctx, makePod(ru.ns, fmt.Sprintf("pod-%03d", i), PodSpec{CPU: "100m", Memory: "128Mi"}), metav1.CreateOptions{})
+		_, err := client.CoreV1().Pods(ru.ns).Create(ctx, MakePod(ru.ns, fmt.Sprintf("pod-%03d", i), PodSpec{CPU: "100m", Memory: "128Mi"}), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
@@ -198,7 +198,7 @@ func playOutage(ctx context.Context, ru *run, p *partition, cfg OutageConfig, re
 	if rep.BoundBefore >= cfg.Pods {
 		return 0, fmt.Errorf("all %d pods were bound before the cut; the probe proves nothing", cfg.Pods)
 	}
-	if _, err := client.CoreV1().Pods(ru.ns).Create(ctx, makePod(ru.ns, "pod-after-cut", PodSpec{CPU: "100m", Memory: "128Mi"}), metav1.CreateOptions{}); err != nil {
+	if _, err := client.CoreV1().Pods(ru.ns).Create(ctx, MakePod(ru.ns, "pod-after-cut", PodSpec{CPU: "100m", Memory: "128Mi"}), metav1.CreateOptions{}); err != nil {
 		return 0, err
 	}
 	waitCtx, cancel = context.WithTimeout(ctx, cfg.Wait)

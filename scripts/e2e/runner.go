@@ -235,7 +235,7 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 	case st.CreateNodes != nil:
 		for _, spec := range st.CreateNodes {
 			for _, name := range expand(spec.Name, spec.Count) {
-				if _, err := client.CoreV1().Nodes().Create(ctx, makeNode(name, spec), metav1.CreateOptions{}); err != nil {
+				if _, err := client.CoreV1().Nodes().Create(ctx, MakeNode(name, spec), metav1.CreateOptions{}); err != nil {
 					return fmt.Errorf("creating node %s: %w", name, err)
 				}
 				ru.nodes[name] = true
@@ -245,7 +245,7 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 		var created []string
 		for _, spec := range st.CreatePods {
 			for _, name := range expand(spec.Name, spec.Count) {
-				pod, err := client.CoreV1().Pods(ru.ns).Create(ctx, makePod(ru.ns, name, spec), metav1.CreateOptions{})
+				pod, err := client.CoreV1().Pods(ru.ns).Create(ctx, MakePod(ru.ns, name, spec), metav1.CreateOptions{})
 				if err != nil {
 					return fmt.Errorf("creating pod %s: %w", name, err)
 				}
@@ -699,7 +699,10 @@ func (ru *run) cleanup() error {
 	return errors.Join(errs...)
 }
 
-func makeNode(name string, spec NodeSpec) *v1.Node {
+// MakeNode returns the KWOK node spec describes. Its quantities must
+// parse (a scenario's are checked when it is read; make watch checks its
+// form's).
+func MakeNode(name string, spec NodeSpec) *v1.Node {
 	or := func(v, def string) resource.Quantity {
 		if v == "" {
 			v = def
@@ -726,7 +729,9 @@ func makeNode(name string, spec NodeSpec) *v1.Node {
 	}
 }
 
-func makePod(ns, name string, spec PodSpec) *v1.Pod {
+// MakePod returns the pod spec describes, in namespace ns. Its
+// quantities must parse, as MakeNode's.
+func MakePod(ns, name string, spec PodSpec) *v1.Pod {
 	schedulerName := spec.SchedulerName
 	if schedulerName == "" {
 		schedulerName = DefaultSchedulerName

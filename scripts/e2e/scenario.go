@@ -9,15 +9,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 )
 
@@ -88,6 +91,32 @@ type NodeSpec struct {
 	Labels        map[string]string `json:"labels,omitempty"`
 	Taints        []v1.Taint        `json:"taints,omitempty"`
 	Unschedulable bool              `json:"unschedulable,omitempty"`
+}
+
+// Validate checks what MakeNode would otherwise panic on: the
+// quantities.
+func (n NodeSpec) Validate() error {
+	return quantities(map[string]string{"cpu": n.CPU, "memory": n.Memory, "pods": n.Pods})
+}
+
+// Validate checks what MakePod would otherwise panic on: the quantities.
+func (p PodSpec) Validate() error {
+	return quantities(map[string]string{"cpu": p.CPU, "memory": p.Memory})
+}
+
+// quantities returns an error naming the first field, in name order,
+// that is set and not a quantity.
+func quantities(fields map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		v := fields[name]
+		if v == "" {
+			continue
+		}
+		if _, err := resource.ParseQuantity(v); err != nil {
+			return fmt.Errorf("%s %q is not a quantity (like 500m, 2, 1Gi)", name, v)
+		}
+	}
+	return nil
 }
 
 // PodSpec describes pods. With Count > 1 the names are Name-0, Name-1, ...
@@ -414,6 +443,9 @@ func (s *Scenario) validate() error {
 			if ns.Name == "" {
 				return fmt.Errorf("step %d: a node has no name", i+1)
 			}
+			if err := ns.Validate(); err != nil {
+				return fmt.Errorf("step %d: node %s: %w", i+1, ns.Name, err)
+			}
 			for _, name := range expand(ns.Name, ns.Count) {
 				nodes[name] = true
 			}
@@ -421,6 +453,9 @@ func (s *Scenario) validate() error {
 		for _, ps := range st.CreatePods {
 			if ps.Name == "" {
 				return fmt.Errorf("step %d: a pod has no name", i+1)
+			}
+			if err := ps.Validate(); err != nil {
+				return fmt.Errorf("step %d: pod %s: %w", i+1, ps.Name, err)
 			}
 			for _, name := range expand(ps.Name, ps.Count) {
 				if pods[name] {

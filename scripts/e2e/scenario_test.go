@@ -48,6 +48,8 @@ expect:
 		{"preempted before chapter 09", "s.yaml", strings.Replace(valid, "  bound: {p: node}\n", "  bound: {p: node}\n  preempted: [p]\n", 1), "expect.preempted and expect.nominated need firstChapter 9"},
 		{"unknown pod preempted", "s.yaml", strings.Replace(strings.Replace(valid, "firstChapter: 1", "firstChapter: 9", 1), "  bound: {p: node}\n", "  bound: {p: node}\n  preempted: [q]\n", 1), `expect.preempted names pod "q"`},
 		{"yaml boolean as node name", "s.yaml", strings.Replace(valid, "bound: {p: node}", "bound: {p: n}", 1), "got the boolean false: quote the name"},
+		{"node cpu not a quantity", "s.yaml", strings.Replace(valid, "[{name: node}]", "[{name: node, cpu: four}]", 1), `step 1: node node: cpu "four" is not a quantity`},
+		{"pod memory not a quantity", "s.yaml", strings.Replace(valid, "[{name: p}]", "[{name: p, memory: 1GB}]", 1), `step 2: pod p: memory "1GB" is not a quantity`},
 		{"pod created twice", "s.yaml", strings.Replace(valid, "[{name: p}]", "[{name: p}, {name: p}]", 1), "step 2: pod p is created twice"},
 	}
 	for _, tt := range tests {

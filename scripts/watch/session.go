@@ -1,0 +1,205 @@
+package watch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// Session is the live state of every lane: the inputs arrive from the
+// lanes' informers and log files, each is applied under one lock, written
+// to the recording if there is one, and the page's streams are told.
+type Session struct {
+	mu    sync.Mutex
+	lanes []*Lane
+	rec   *Recorder
+	// version counts the inputs applied; a stream sends the state when
+	// it moved.
+	version uint64
+	changed *sync.Cond
+}
+
+// NewSession starts a session of lanes named names; rec may be nil.
+func NewSession(names []string, rec *Recorder) *Session {
+	s := &Session{rec: rec}
+	s.changed = sync.NewCond(&s.mu)
+	for _, n := range names {
+		s.lanes = append(s.lanes, NewLane(n))
+	}
+	return s
+}
+
+// Input applies one input.
+func (s *Session) Input(in Input) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := Apply(s.lanes, in); err != nil {
+		return
+	}
+	if s.rec != nil {
+		if err := s.rec.Write(in); err != nil {
+			klog.Background().Error(err, "Recording stopped")
+			s.rec = nil
+		}
+	}
+	s.version++
+	s.changed.Broadcast()
+}
+
+// State is what /api/state and /api/stream send.
+type State struct {
+	Mode  string `json:"mode"` // live or replay
+	Lanes []View `json:"lanes"`
+	// From and To span a replay; At is the time shown.
+	From    time.Time `json:"from,omitzero"`
+	To      time.Time `json:"to,omitzero"`
+	At      time.Time `json:"at,omitzero"`
+	Warning string    `json:"warning,omitempty"`
+	// Version is the live session's count of inputs.
+	Version uint64 `json:"version"`
+}
+
+// Snapshot returns the state as JSON, and its version.
+func (s *Session) Snapshot(warning string) ([]byte, uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := State{Mode: "live", Warning: warning, Version: s.version}
+	for _, l := range s.lanes {
+		st.Lanes = append(st.Lanes, l.View())
+	}
+	// Marshalled under the lock: the views share the lanes' pods.
+	data, err := json.Marshal(st)
+	return data, s.version, err
+}
+
+// Wait returns once the version is past v or ctx is done.
+func (s *Session) Wait(ctx context.Context, v uint64) uint64 {
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.changed.Broadcast()
+	})
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.version <= v && ctx.Err() == nil {
+		s.changed.Wait()
+	}
+	return s.version
+}
+
+// Flush writes out the recording.
+func (s *Session) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec == nil {
+		return nil
+	}
+	return s.rec.Flush()
+}
+
+// FollowCluster feeds lane i with the cluster's pods, nodes and Events
+// until ctx is done. It returns once the informers have synced.
+func (s *Session) FollowCluster(ctx context.Context, i int, client kubernetes.Interface) error {
+	// Without managedFields: the page never shows them, and a recording
+	// would be mostly them.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(stripManagedFields))
+	add := func(obj any, deleted bool) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		in := Input{At: time.Now(), Lane: i, Deleted: deleted}
+		switch o := obj.(type) {
+		case *v1.Pod:
+			in.Pod = o
+		case *v1.Node:
+			in.Node = o
+		case *eventsv1.Event:
+			in.Event = o
+		default:
+			return
+		}
+		s.Input(in)
+	}
+	handlers := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { add(obj, false) },
+		UpdateFunc: func(_, obj any) { add(obj, false) },
+		DeleteFunc: func(obj any) { add(obj, true) },
+	}
+	for _, inf := range []cache.SharedIndexInformer{
+		factory.Core().V1().Nodes().Informer(),
+		factory.Core().V1().Pods().Informer(),
+		factory.Events().V1().Events().Informer(),
+	} {
+		if _, err := inf.AddEventHandler(handlers); err != nil {
+			return err
+		}
+	}
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return errors.New("the informer of " + typ.String() + " did not sync")
+		}
+	}
+	return nil
+}
+
+func stripManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// FollowLog feeds lane i with the lines of the log at path, as the
+// scheduler writes them, until ctx is done: from the start of the file,
+// then each line once it is complete. The file may not exist yet.
+func (s *Session) FollowLog(ctx context.Context, i int, path string) error {
+	var f *os.File
+	for f == nil {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1024*1024)
+	var partial []byte
+	for {
+		line, err := r.ReadBytes('\n')
+		partial = append(partial, line...)
+		if err == nil {
+			s.Input(Input{At: time.Now(), Lane: i, Log: string(partial[:len(partial)-1])})
+			partial = partial[:0]
+			continue
+		}
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
