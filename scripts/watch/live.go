@@ -37,8 +37,12 @@ var UpstreamFlags = []string{"-v=3", "--vmodule=schedule_one=10,schedule_one_pod
 
 // LaneSpec is one scheduler to watch.
 type LaneSpec struct {
-	Name      string
+	Name string
+	// Scheduler is started on the lane's cluster, its log followed. With
+	// no Command, none is started, and Log names the log to follow (a
+	// scheduler someone else starts, as the browser test's scenario does).
 	Scheduler e2e.Scheduler
+	Log       string
 	// Kubeconfig is a running cluster's; empty starts a fresh cluster of
 	// the lane's own.
 	Kubeconfig string
@@ -138,20 +142,23 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 		if err := started.Session.FollowCluster(follow, i, targets[i].Client); err != nil {
 			return nil, fmt.Errorf("%s: %w", l.Name, err)
 		}
-		logPath := filepath.Join(opts.Dir, fmt.Sprintf("lane-%d.log", i+1))
+		logPath := l.Log
+		if len(l.Scheduler.Command) > 0 {
+			logPath = filepath.Join(opts.Dir, fmt.Sprintf("lane-%d.log", i+1))
+			kubeconfig := l.Kubeconfig
+			if kubeconfig == "" {
+				kubeconfig = started.Clusters[clusterIndex(opts.Lanes, i)].Kubeconfig
+			}
+			proc, err := e2e.StartScheduler(l.Scheduler, kubeconfig, nil, logPath)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", l.Name, err)
+			}
+			started.stop = append(started.stop, func() error { return proc.Stop(false) })
+			if err := proc.WaitServing(); err != nil {
+				return nil, fmt.Errorf("%s: %w (see %s)", l.Name, err, logPath)
+			}
+		}
 		started.Logs = append(started.Logs, logPath)
-		kubeconfig := l.Kubeconfig
-		if kubeconfig == "" {
-			kubeconfig = started.Clusters[clusterIndex(opts.Lanes, i)].Kubeconfig
-		}
-		proc, err := e2e.StartScheduler(l.Scheduler, kubeconfig, nil, logPath)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.Name, err)
-		}
-		started.stop = append(started.stop, func() error { return proc.Stop(false) })
-		if err := proc.WaitServing(); err != nil {
-			return nil, fmt.Errorf("%s: %w (see %s)", l.Name, err, logPath)
-		}
 		go func() { _ = started.Session.FollowLog(follow, i, logPath) }()
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
