@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"minisched/scripts/cluster"
@@ -93,10 +93,12 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 		return nil, err
 	}
 	var names []string
+	var upstream []bool
 	var targets []Target
 	var warning string
 	for i, l := range opts.Lanes {
 		names = append(names, l.Name)
+		upstream = append(upstream, l.Scheduler.Upstream)
 		kubeconfig := l.Kubeconfig
 		if kubeconfig == "" {
 			c, err := cluster.Start(ctx, cluster.Options{ToolsDir: opts.Tools, Dir: filepath.Join(opts.Dir, fmt.Sprintf("lane-%d", i+1))})
@@ -131,11 +133,11 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 			return nil, err
 		}
 		started.recFile = f
-		if rec, err = NewRecorder(f, Header{Lanes: names, Started: time.Now()}); err != nil {
+		if rec, err = NewRecorder(f, Header{Lanes: names, Upstream: upstream, Started: time.Now()}); err != nil {
 			return nil, err
 		}
 	}
-	started.Session = NewSession(names, rec)
+	started.Session = NewSession(names, upstream, rec)
 	follow, cancel := context.WithCancel(context.Background())
 	started.stop = append(started.stop, func() error { cancel(); return nil })
 	for i, l := range opts.Lanes {

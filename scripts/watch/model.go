@@ -43,9 +43,12 @@ const maxEvents = 500
 
 // Lane is one scheduler and its cluster.
 type Lane struct {
-	Name  string `json:"name"`
-	Nodes map[string]*Node
-	Pods  map[string]*Pod
+	Name string `json:"name"`
+	// Upstream is kube-scheduler's lane: the page says what its log
+	// cannot show.
+	Upstream bool
+	Nodes    map[string]*Node
+	Pods     map[string]*Pod
 	// Groups are the pod groups the log names, by namespace/name.
 	Groups map[string]*Group
 	Events []Event

@@ -31,8 +31,10 @@ type Input struct {
 
 // Header is a recording's first line.
 type Header struct {
-	Lanes   []string  `json:"lanes"`
-	Started time.Time `json:"started"`
+	Lanes []string `json:"lanes"`
+	// Upstream marks kube-scheduler's lanes, by index.
+	Upstream []bool    `json:"upstream,omitempty"`
+	Started  time.Time `json:"started"`
 }
 
 // Apply applies an input to lanes.
@@ -100,6 +102,7 @@ func (rec *Recording) At(t time.Time) []*Lane {
 	lanes := make([]*Lane, len(rec.Header.Lanes))
 	for i, name := range rec.Header.Lanes {
 		lanes[i] = NewLane(name)
+		lanes[i].Upstream = i < len(rec.Header.Upstream) && rec.Header.Upstream[i]
 	}
 	for _, in := range rec.Inputs {
 		if in.At.After(t) {
@@ -144,6 +147,7 @@ func (r *Recorder) Flush() error { return r.w.Flush() }
 // sorted lists.
 type View struct {
 	Name         string       `json:"name"`
+	Upstream     bool         `json:"upstream,omitempty"`
 	Start        time.Time    `json:"start"`
 	Capabilities Capabilities `json:"capabilities"`
 	Nodes        []*Node      `json:"nodes"`
@@ -154,7 +158,7 @@ type View struct {
 
 // View returns the lane as the page draws it.
 func (l *Lane) View() View {
-	v := View{Name: l.Name, Start: l.Start, Capabilities: l.Capabilities, Events: slices.Clone(l.Events)}
+	v := View{Name: l.Name, Upstream: l.Upstream, Start: l.Start, Capabilities: l.Capabilities, Events: slices.Clone(l.Events)}
 	for _, n := range l.Nodes {
 		v.Nodes = append(v.Nodes, n)
 	}

@@ -262,7 +262,9 @@ func (f PodForm) Pod(schedulerName string) (*v1.Pod, error) {
 }
 
 // priorityClass names the class the page creates for a priority.
-func priorityClass(p int32) string { return "watch-priority-" + strings.ReplaceAll(strconv.Itoa(int(p)), "-", "minus-") }
+func priorityClass(p int32) string {
+	return "watch-priority-" + strings.ReplaceAll(strconv.Itoa(int(p)), "-", "minus-")
+}
 
 func (s *Server) createPod(r *http.Request) (func(context.Context, Target) error, error) {
 	f, err := decode[PodForm](r)

@@ -32,12 +32,15 @@ type Session struct {
 	changed *sync.Cond
 }
 
-// NewSession starts a session of lanes named names; rec may be nil.
-func NewSession(names []string, rec *Recorder) *Session {
+// NewSession starts a session of lanes named names, upstream marking
+// kube-scheduler's; rec may be nil.
+func NewSession(names []string, upstream []bool, rec *Recorder) *Session {
 	s := &Session{rec: rec}
 	s.changed = sync.NewCond(&s.mu)
-	for _, n := range names {
-		s.lanes = append(s.lanes, NewLane(n))
+	for i, n := range names {
+		l := NewLane(n)
+		l.Upstream = i < len(upstream) && upstream[i]
+		s.lanes = append(s.lanes, l)
 	}
 	return s
 }

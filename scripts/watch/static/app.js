@@ -125,10 +125,15 @@ function eventsView(lane) {
     h("li", {class: e.source}, h("time", {}, since(lane, e.at)), " ", h("b", {}, e.reason), " ", e.object || "", e.message ? h("span", {class: "msg"}, " " + e.message) : null)));
 }
 
+// What kube-scheduler's log cannot give the page (docs/watch.md says
+// where each fact comes from).
+const upstreamNote = "kube-scheduler v1.37.1 logs no Filter verdict per node, no raw or normalized score (only the weighted ones, at -v=10) and not when a backoff ends; its moves into activeQ and backoffQ come at -v=5.";
+
 function laneView(lane, i) {
   return h("section", {class: "lane", "data-lane": i},
     h("h2", {}, lane.name),
     h("p", {class: "caps"}, capabilities(lane)),
+    lane.upstream ? h("p", {class: "caps"}, upstreamNote) : null,
     h("h3", {}, "Queue"), queueView(lane),
     h("h3", {}, "Nodes"), nodesView(lane),
     h("h3", {}, "Events"), eventsView(lane));
@@ -207,8 +212,29 @@ function attemptsView() {
   });
 }
 
+// compareView lines up, side by side, where each lane placed each pod, or
+// where the pod waits; a row whose lanes differ is marked.
+function compareView() {
+  const box = document.getElementById("compare");
+  box.replaceChildren();
+  if (state.lanes.length < 2) return;
+  const names = [...new Set(state.lanes.flatMap((l) => l.pods.filter((p) => !p.deleted).map((p) => p.name)))].sort();
+  const rows = names.map((name) => {
+    const cells = state.lanes.map((l) => {
+      const p = l.pods.find((x) => x.name === name);
+      return p ? (p.node || p.queue) : "";
+    });
+    const differ = new Set(cells).size > 1;
+    return h("tr", {class: differ ? "differ" : "", "data-pod": name},
+      h("th", {}, h("button", {type: "button", class: "pod", onclick: () => { selected = name; render(); }}, name)), cells.map((c) => h("td", {}, c)));
+  });
+  box.append(h("h2", {}, "Side by side: where each placed each pod"),
+    h("table", {class: "verdicts"}, h("thead", {}, h("tr", {}, h("th", {}, "pod"), state.lanes.map((l) => h("th", {}, l.name)))), h("tbody", {}, rows)));
+}
+
 function render() {
   if (!state) return;
+  compareView();
   document.getElementById("mode").textContent = state.mode === "live" ? "live" : "replay";
   const warning = document.getElementById("warning");
   warning.hidden = !state.warning;
