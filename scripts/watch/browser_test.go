@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/client-go/kubernetes"
 
 	"minisched/scripts/e2e"
 	"minisched/scripts/klogtext"
@@ -35,37 +33,30 @@ func toolsDir(t *testing.T) string {
 	return dir
 }
 
-// InstallChromium is what the tests and make test say when Chromium is
-// missing.
-const InstallChromium = "Chromium is not installed: the browser tests of make watch did not run (sudo apt-get install chromium)"
-
 // chromium returns Debian's Chromium. Without it the test is skipped with
-// one line, or fails under CI, where .ci/run installs it first.
+// one line (make test prints it too), or fails under CI, where .ci/run
+// installs it first.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
+	path, err := Chromium()
+	if err == nil {
+		return path
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatal(InstallChromium)
+		t.Fatal(err)
 	}
-	t.Skip(InstallChromium)
+	t.Skip(err)
 	return ""
 }
 
-// browser starts a headless Chromium and returns its context.
+// browser starts a headless Chromium for the test.
 func browser(t *testing.T, path string) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1600, 1200))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
+	ctx, cancel, err := Browser(path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(cancel)
 	return ctx
 }
 
@@ -87,54 +78,20 @@ func TestPageFollowsAScenario(t *testing.T) {
 	defer cancel()
 
 	root, _ := filepath.Abs(filepath.Join("..", ".."))
-	all, err := e2e.FindChapters(root)
+	play, err := Play{Root: root, Tools: tools, Dir: t.TempDir(), Chapter: "08", Scenario: "queue-waits-for-node", Race: true}.Start(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	chosen, err := e2e.SelectChapters(all, "08")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin, err := e2e.BuildChapter(root, chosen[0], filepath.Join(dir, "bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := e2e.Load(filepath.Join(root, "scripts", "e2e", "scenarios", "queue-waits-for-node.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logDir := filepath.Join(dir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ns := "ch08-" + sc.Name
-	logPath := filepath.Join(logDir, ns+".log")
-	recording := filepath.Join(dir, "watch.jsonl")
-	r, err := Start(ctx, Options{
-		Tools: tools, Dir: filepath.Join(dir, "watch"), Addr: "127.0.0.1:0", Record: recording,
-		Examples: filepath.Join(root, "docs", "examples"),
-		Lanes:    []LaneSpec{{Name: "08-queueinghint", Log: logPath}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := play.Running
 	defer func() {
 		if err := r.Stop(); err != nil {
 			t.Errorf("stopping: %v", err)
 		}
 	}()
-	client, err := kubernetes.NewForConfig(r.Configs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := &e2e.Runner{Cluster: r.Clusters[0], Client: client, LogDir: logDir}
-	sched := e2e.Scheduler{Chapter: 8, Label: "08-queueinghint", Command: append([]string{bin}, ChapterFlags...)}
-	played := make(chan e2e.Result, 1)
-	go func() { played <- runner.Run(ctx, sc, sched) }()
+	recording, logPath := play.Recording, play.Log
 
 	b := browser(t, chrome)
-	pod := ns + "/big"
+	pod := play.Namespace + "/big"
 	if err := chromedp.Do(b, chromedp.Navigate(r.URL+"?pod="+pod)); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +110,7 @@ func TestPageFollowsAScenario(t *testing.T) {
 	done := false
 	for !done {
 		select {
-		case res = <-played:
+		case res = <-play.Result:
 			done = true
 		case <-time.After(100 * time.Millisecond):
 		}

@@ -1,0 +1,147 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"k8s.io/client-go/kubernetes"
+
+	"minisched/scripts/e2e"
+)
+
+// Play is a shared KWOK scenario played against a chapter while a session
+// watches and records it: what the browser test looks at live, and what
+// make docs-data screenshots afterwards.
+type Play struct {
+	Root, Tools string
+	// Dir receives the binary, the cluster, the logs and the recording.
+	Dir      string
+	Chapter  string // "08"
+	Scenario string // a file name of scripts/e2e/scenarios, without .yaml
+	// Race builds the chapter with the race detector, as tests do.
+	Race bool
+}
+
+// Played is a play in progress.
+type Played struct {
+	Running   *Running
+	Recording string
+	// Log is the chapter's log; Namespace the scenario's.
+	Log, Namespace string
+	// Result delivers the scenario's result when it ends.
+	Result <-chan e2e.Result
+}
+
+// Start builds the chapter, starts a session on a fresh cluster recording
+// to Dir/watch.jsonl, and starts the scenario. Stop the Running when done.
+func (p Play) Start(ctx context.Context) (*Played, error) {
+	all, err := e2e.FindChapters(p.Root)
+	if err != nil {
+		return nil, err
+	}
+	chosen, err := e2e.SelectChapters(all, p.Chapter)
+	if err != nil {
+		return nil, err
+	}
+	if len(chosen) != 1 {
+		return nil, fmt.Errorf("chapter %q: want one chapter", p.Chapter)
+	}
+	c := chosen[0]
+	bin, err := e2e.BuildChapterWith(p.Root, c, filepath.Join(p.Dir, "bin"), p.Race)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := e2e.Load(filepath.Join(p.Root, "scripts", "e2e", "scenarios", p.Scenario+".yaml"))
+	if err != nil {
+		return nil, err
+	}
+	logDir := filepath.Join(p.Dir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	ns := fmt.Sprintf("ch%02d-%s", c.Number, sc.Name)
+	played := &Played{Recording: filepath.Join(p.Dir, "watch.jsonl"), Log: filepath.Join(logDir, ns+".log"), Namespace: ns}
+	r, err := Start(ctx, Options{
+		Tools: p.Tools, Dir: filepath.Join(p.Dir, "watch"), Addr: "127.0.0.1:0", Record: played.Recording,
+		Examples: filepath.Join(p.Root, "docs", "examples"),
+		Lanes:    []LaneSpec{{Name: c.Dir, Log: played.Log}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	played.Running = r
+	client, err := kubernetes.NewForConfig(r.Configs[0])
+	if err != nil {
+		_ = r.Stop()
+		return nil, err
+	}
+	runner := &e2e.Runner{Cluster: r.Clusters[0], Client: client, LogDir: logDir}
+	sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: append([]string{bin}, ChapterFlags...)}
+	result := make(chan e2e.Result, 1)
+	played.Result = result
+	go func() { result <- runner.Run(ctx, sc, sched) }()
+	return played, nil
+}
+
+// Chromium returns Debian's Chromium, or an error that says how to
+// install it.
+func Chromium() (string, error) {
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path, nil
+		}
+	}
+	return "", errors.New(InstallChromium)
+}
+
+// InstallChromium is what the tests and make docs-data say when Chromium
+// is missing.
+const InstallChromium = "Chromium is not installed: the browser tests of make watch did not run (sudo apt-get install chromium)"
+
+// Browser starts a headless Chromium; cancel stops it.
+func Browser(path string) (context.Context, context.CancelFunc, error) {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	cancel := func() { cancelCtx(); cancelAlloc() }
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("starting Chromium: %w", err)
+	}
+	return ctx, cancel, nil
+}
+
+// Screenshot opens url, waits until selector is visible, and writes a PNG
+// of that element to out.
+func Screenshot(ctx context.Context, url, selector, out string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(selector)); err != nil {
+		return fmt.Errorf("%s: %w", url, err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(selector))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, png, 0o644)
+}
+
+// FirstTime returns the time of the first input after which cond holds of
+// the lanes, and whether it ever does.
+func (rec *Recording) FirstTime(cond func([]*Lane) bool) (time.Time, bool) {
+	lanes := rec.At(time.Time{})
+	for _, in := range rec.Inputs {
+		_ = Apply(lanes, in)
+		if cond(lanes) {
+			return in.At, true
+		}
+	}
+	return time.Time{}, false
+}
