@@ -32,8 +32,9 @@ type Play struct {
 type Played struct {
 	Running   *Running
 	Recording string
-	// Log is the chapter's log; Namespace the scenario's.
-	Log, Namespace string
+	// Log is the chapter's log; Namespace the scenario's; Chapter the
+	// chapter's directory.
+	Log, Namespace, Chapter string
 	// Result delivers the scenario's result when it ends.
 	Result <-chan e2e.Result
 }
@@ -66,7 +67,7 @@ func (p Play) Start(ctx context.Context) (*Played, error) {
 		return nil, err
 	}
 	ns := fmt.Sprintf("ch%02d-%s", c.Number, sc.Name)
-	played := &Played{Recording: filepath.Join(p.Dir, "watch.jsonl"), Log: filepath.Join(logDir, ns+".log"), Namespace: ns}
+	played := &Played{Recording: filepath.Join(p.Dir, "watch.jsonl"), Log: filepath.Join(logDir, ns+".log"), Namespace: ns, Chapter: c.Dir}
 	r, err := Start(ctx, Options{
 		Tools: p.Tools, Dir: filepath.Join(p.Dir, "watch"), Addr: "127.0.0.1:0", Record: played.Recording,
 		Examples: filepath.Join(p.Root, "docs", "examples"),

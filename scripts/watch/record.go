@@ -35,6 +35,9 @@ type Header struct {
 	// Upstream marks kube-scheduler's lanes, by index.
 	Upstream []bool    `json:"upstream,omitempty"`
 	Started  time.Time `json:"started"`
+	// Caption says what was recorded, when and where; the replay shows
+	// it.
+	Caption string `json:"caption,omitempty"`
 }
 
 // Apply applies an input to lanes.

@@ -97,7 +97,7 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 		}
 		at = from.Add(time.Duration(ms) * time.Millisecond)
 	}
-	st := State{Mode: "replay", From: from, To: to, At: at, Warning: s.Warning}
+	st := State{Mode: "replay", From: from, To: to, At: at, Warning: s.Warning, Caption: s.Replay.Header.Caption}
 	for _, l := range s.Replay.At(at) {
 		st.Lanes = append(st.Lanes, l.View())
 	}

@@ -71,6 +71,8 @@ type State struct {
 	To      time.Time `json:"to,omitzero"`
 	At      time.Time `json:"at,omitzero"`
 	Warning string    `json:"warning,omitempty"`
+	// Caption is a replay's: what was recorded, when and where.
+	Caption string `json:"caption,omitempty"`
 	// Version is the live session's count of inputs.
 	Version uint64 `json:"version"`
 }

@@ -22,7 +22,7 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root")
 	tools := flag.String("tools", ".cache/tools", "tools directory")
-	only := flag.String("only", "", `regenerate one output only: "scenarios" (make e2e and make compare), "chaos", "try", "tests", "demo", "timelines", or "quotes" (the quoted log lines, from the logs of the last scenarios run)`)
+	only := flag.String("only", "", `regenerate one output only: "scenarios" (make e2e and make compare), "chaos", "try", "tests", "demo", "timelines", "watch" (make watch's screenshots), or "quotes" (the quoted log lines, from the logs of the last scenarios run)`)
 	chapter := flag.String("chapter", "", `with --only tests or demo: that chapter's (a number, e.g. 09) only`)
 	flag.Parse()
 	var err error
@@ -42,10 +42,12 @@ func main() {
 		err = demos(*root, *tools, dir, *chapter)
 	case "timelines":
 		err = timelinesOnly(*root, *tools)
+	case "watch":
+		err = watchShots(*root, *tools, dir)
 	case "quotes":
 		err = quoteLogs(dir, filepath.Join(*root, ".cache", "docsdata"))
 	default:
-		err = fmt.Errorf("--only %q: the outputs that can be made alone are scenarios, chaos, try, tests, demo, timelines and quotes", *only)
+		err = fmt.Errorf("--only %q: the outputs that can be made alone are scenarios, chaos, try, tests, demo, timelines, watch and quotes", *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docsdata: "+err.Error())
@@ -78,7 +80,10 @@ func run(root, tools string) error {
 	if err := tests(root, dir, ""); err != nil {
 		return err
 	}
-	return timelines(root, chapters, e2eDir)
+	if err := timelines(root, chapters, e2eDir); err != nil {
+		return err
+	}
+	return watchShots(root, tools, dir)
 }
 
 // quoteLogs writes the decision lines (and, from chapter 06 on, the queue

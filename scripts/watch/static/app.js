@@ -243,6 +243,7 @@ function render() {
   document.getElementById("lanes").replaceChildren(...state.lanes.map(laneView));
   document.getElementById("lanes").style.setProperty("--lanes", state.lanes.length);
   if (state.mode === "replay") {
+    document.getElementById("caption").textContent = state.caption || "";
     document.getElementById("clock").textContent = ((new Date(state.at) - new Date(state.from)) / 1000).toFixed(2) + "s of " + ((new Date(state.to) - new Date(state.from)) / 1000).toFixed(2) + "s";
   }
   attemptsView();
