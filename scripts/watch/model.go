@@ -386,7 +386,13 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 				if a.Preemption.Candidates == nil {
 					a.Preemption.Candidates = map[string][]string{}
 				}
-				a.Preemption.Candidates[name(f["node"])] = objectRefs(f["pods"])
+				// One line per victim (or victim group) on the node.
+				node := name(f["node"])
+				for _, v := range objectRefs(f["pods"]) {
+					if !slices.Contains(a.Preemption.Candidates[node], v) {
+						a.Preemption.Candidates[node] = append(a.Preemption.Candidates[node], v)
+					}
+				}
 			}
 		}
 	case "the target node for the preemption is determined":
