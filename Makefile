@@ -125,6 +125,7 @@ vet: ## go vet every module.
 # sixth off linking them, this stage's main cost.
 .PHONY: unit-integration
 unit-integration: tools
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || echo "Chromium is not installed: the browser tests of make watch did not run (sudo apt-get install chromium)$$([ "$${CI:-}" = true ] && echo '; under CI that fails them')"
 	@bash scripts/go-test-modules.sh $(TEST_JOBS) $(shell printf '%s\n' $(CHAPTERS) | sort -r | sed '2a scripts')
 
 .PHONY: test
