@@ -74,6 +74,7 @@ type Running struct {
 	stop     []func() error
 	server   *http.Server
 	recFile  *os.File
+	stopped  bool
 }
 
 // Start starts every lane's cluster (or connects to the one given), its
@@ -189,12 +190,14 @@ func clusterIndex(lanes []LaneSpec, i int) int {
 // Stop stops the server, the schedulers and the clusters Start started,
 // and closes the recording.
 func (r *Running) Stop() error {
+	// A caller that stops early defers Stop too: the second is a no-op.
+	if r.stopped {
+		return nil
+	}
+	r.stopped = true
 	var errs []error
 	if r.server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		// Streams never end on their own: Close, not Shutdown.
-		_ = r.server.Shutdown(ctx)
+		// Close, not Shutdown: the page's streams never end on their own.
 		_ = r.server.Close()
 	}
 	for i := len(r.stop) - 1; i >= 0; i-- {
