@@ -74,12 +74,11 @@ func text(ctx context.Context, selector string) (string, error) {
 func TestPageFollowsAScenario(t *testing.T) {
 	chrome := chromium(t)
 	tools := toolsDir(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-
 	root, _ := filepath.Abs(filepath.Join("..", ".."))
-	play, err := Play{Root: root, Tools: tools, Dir: t.TempDir(), Chapter: "08", Scenario: "queue-waits-for-node", Race: true}.Start(ctx)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	play, err := Play{Root: root, Tools: tools, Dir: t.TempDir(), Chapter: "08", Scenarios: []string{"queue-waits-for-node", "score-least-allocated"}, Race: true}.Start(ctx)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	r := play.Running
@@ -88,65 +87,61 @@ func TestPageFollowsAScenario(t *testing.T) {
 			t.Errorf("stopping: %v", err)
 		}
 	}()
-	recording, logPath := play.Recording, play.Log
+	defer cancel() // first: a failed test ends the scenario before Stop waits for it
 
 	b := browser(t, chrome)
-	pod := play.Namespace + "/big"
+	pod := play.Namespaces["queue-waits-for-node"] + "/big"
 	if err := chromedp.Do(b, chromedp.Navigate(r.URL+"?pod="+pod)); err != nil {
 		t.Fatal(err)
 	}
 	// What the page showed at some moment while the scenario played:
 	// each is a fact the page must show at least once.
-	seen := map[string]string{}
-	checks := map[string]string{
+	checks := []struct{ name, selector, want string }{
 		// The pod in the pool, with the plugin that rejected it.
-		"unschedulable": fmt.Sprintf(`.queue-col[data-queue="Unschedulable"] [data-pod=%q]`, pod),
-		// The moves, in the attempts panel: the NodeAdd that moved it.
-		"moves": `.attempt-lane .moves`,
-		// Its attempts: the last one bound it.
-		"attempts": `.attempt-lane`,
+		{"the pod in the unschedulable pool", fmt.Sprintf(`.queue-col[data-queue="Unschedulable"] [data-pod=%q]`, pod), "NodeResourcesFit"},
+		// Its moves, in the attempts panel: the NodeAdd that moved it.
+		{"the event that moved it", `.attempt-lane .moves`, "NodeAdd"},
+		// Its attempts: the last one bound it to the node that came.
+		{"its binding", `.attempt-lane`, "scheduled on large"},
 	}
-	var res e2e.Result
-	done := false
-	for !done {
+	seen := map[string]bool{}
+	var results []e2e.Result
+	for done := false; !done; {
 		select {
-		case res = <-play.Result:
+		case results = <-play.Results:
 			done = true
 		case <-time.After(100 * time.Millisecond):
 		}
-		for name, sel := range checks {
-			got, err := text(b, sel)
+		for _, c := range checks {
+			got, err := text(b, c.selector)
 			if err != nil {
-				t.Fatalf("reading %s: %v", name, err)
+				t.Fatalf("reading %s: %v", c.name, err)
 			}
-			switch name {
-			case "unschedulable":
-				if strings.Contains(got, "NodeResourcesFit") {
-					seen[name] = got
-				}
-			case "moves":
-				if strings.Contains(got, "NodeAdd") {
-					seen[name] = got
-				}
-			case "attempts":
-				if strings.Contains(got, "scheduled on large") {
-					seen[name] = got
-				}
+			if strings.Contains(got, c.want) {
+				seen[c.name] = true
 			}
 		}
 	}
-	if !res.Passed {
-		t.Fatalf("the scenario failed: %v (log %s)", res.Problems, res.Log)
+	for _, res := range results {
+		if !res.Passed {
+			t.Fatalf("scenario %s failed: %v (log %s)", res.Scenario, res.Problems, res.Log)
+		}
 	}
-	for _, name := range []string{"unschedulable", "moves", "attempts"} {
-		if seen[name] == "" {
-			t.Errorf("the page never showed the %s the scenario caused (selector %s)", name, checks[name])
+	if len(results) != 2 {
+		t.Fatalf("%d scenarios played, want 2", len(results))
+	}
+	for _, c := range checks {
+		if !seen[c.name] {
+			t.Errorf("the page never showed %s (%q in %s)", c.name, c.want, c.selector)
 		}
 	}
 	if err := r.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("replay's score table", func(t *testing.T) { testReplayScoreTable(t, b, recording, logPath, pod) })
+	scored := play.Namespaces["score-least-allocated"] + "/next"
+	t.Run("replay's score table", func(t *testing.T) {
+		testReplayScoreTable(t, b, play.Recording, play.Logs["score-least-allocated"], scored)
+	})
 }
 
 // testReplayScoreTable serves the recording and checks the score table of

@@ -25,15 +25,19 @@ import (
 )
 
 // ChapterFlags are the verbosity flags make watch runs a chapter with:
-// its queue's moves at -v=3; its Filter verdicts and scores at -v=10, in
-// schedule_one.go, and its raw scores, in framework.go (all of -v=10
-// would add client-go's requests and responses).
-var ChapterFlags = []string{"-v=3", "--vmodule=schedule_one=10,schedule_one_podgroup=10,framework=10"}
+// its queue's moves at -v=3, its gated pods at -v=5 (scheduling_queue.go);
+// the preemption's candidates at -v=5 (preemption.go,
+// default_preemption.go); its Filter verdicts and scores at -v=10
+// (schedule_one.go) and its raw scores at -v=10 (framework.go). All of
+// -v=10 would add client-go's requests and responses.
+var ChapterFlags = []string{"-v=3", "--vmodule=schedule_one=10,schedule_one_podgroup=10,framework=10,scheduling_queue=5,preemption=5,default_preemption=5"}
 
-// UpstreamFlags are kube-scheduler's: its queue's moves into activeQ and
-// backoffQ are logged at -v=5 only (active_queue.go, backoff_queue.go),
-// its scores at -v=10 (schedule_one.go).
-var UpstreamFlags = []string{"-v=3", "--vmodule=schedule_one=10,schedule_one_podgroup=10,active_queue=5,backoff_queue=5,scheduling_queue=5"}
+// UpstreamFlags are kube-scheduler's: its moves into activeQ and backoffQ
+// and its gated pods at -v=5 (active_queue.go, backoff_queue.go,
+// scheduling_queue.go), the preemption's candidates at -v=5
+// (preemption.go, default_preemption.go), its scores at -v=10
+// (schedule_one.go).
+var UpstreamFlags = []string{"-v=3", "--vmodule=schedule_one=10,schedule_one_podgroup=10,active_queue=5,backoff_queue=5,scheduling_queue=5,preemption=5,default_preemption=5"}
 
 // LaneSpec is one scheduler to watch.
 type LaneSpec struct {
@@ -75,6 +79,15 @@ type Running struct {
 	server   *http.Server
 	recFile  *os.File
 	stopped  bool
+	// follow is the context of the session's followers.
+	follow context.Context
+}
+
+// FollowLog follows one more log for lane i: a scheduler that writes a
+// new log for each scenario.
+func (r *Running) FollowLog(i int, path string) {
+	r.Logs = append(r.Logs, path)
+	r.Session.FollowLog(r.follow, i, path)
 }
 
 // Start starts every lane's cluster (or connects to the one given), its
@@ -140,7 +153,9 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 	}
 	started.Session = NewSession(names, upstream, rec)
 	follow, cancel := context.WithCancel(context.Background())
-	started.stop = append(started.stop, func() error { cancel(); return nil })
+	started.follow = follow
+	session := started.Session
+	started.stop = append(started.stop, func() error { cancel(); session.Close(); return nil })
 	for i, l := range opts.Lanes {
 		if err := started.Session.FollowCluster(follow, i, targets[i].Client); err != nil {
 			return nil, fmt.Errorf("%s: %w", l.Name, err)
@@ -162,7 +177,7 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 			}
 		}
 		started.Logs = append(started.Logs, logPath)
-		go func() { _ = started.Session.FollowLog(follow, i, logPath) }()
+		started.Session.FollowLog(follow, i, logPath)
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {

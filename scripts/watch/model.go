@@ -32,6 +32,10 @@ const (
 	Gated = "Gated"
 	// InFlight is a pod between its Pop and its decision.
 	InFlight = "InFlight"
+	// Scheduled is a pod whose attempt the log says chose a node (both
+	// dialects log it once the Binding returned) and that the apiserver
+	// has not yet shown bound.
+	Scheduled = "Scheduled"
 	// Bound is a pod with a node (from the apiserver).
 	Bound = "Bound"
 	// Pending is a pod with no node of which the log says nothing yet.
@@ -59,6 +63,8 @@ type Lane struct {
 	// preempting is the pod whose PostFilter is running: Filter lines
 	// logged meanwhile are dry runs, not the attempt's verdicts.
 	preempting map[string]bool
+	// eventIndex finds an Event object's line by its UID.
+	eventIndex map[string]int
 }
 
 // Capabilities are the kinds of lines seen in a lane's log.
@@ -91,12 +97,14 @@ type Resources struct {
 
 // Pod is a pod, where the scheduler keeps it, and its attempts.
 type Pod struct {
-	Name     string    `json:"name"` // namespace/name
+	Name string `json:"name"` // namespace/name
+	// UID tells a pod from an earlier one of the same name.
+	UID      string    `json:"uid,omitempty"`
 	Node     string    `json:"node,omitempty"`
 	Priority int32     `json:"priority"`
 	Requests Resources `json:"requests"`
-	// Queue is Active, Backoff, Unschedulable, Gated, InFlight, Bound or
-	// Pending.
+	// Queue is Pending, Active, Backoff, Unschedulable, Gated, InFlight,
+	// Scheduled, Bound or Deleted.
 	Queue string `json:"queue"`
 	// BackoffUntil is when its backoff ends, where the log says.
 	BackoffUntil         *time.Time `json:"backoffUntil,omitempty"`
@@ -183,11 +191,12 @@ type Event struct {
 	Reason  string    `json:"reason"`
 	Object  string    `json:"object,omitempty"`
 	Message string    `json:"message,omitempty"`
+	UID     string    `json:"-"`
 }
 
 // NewLane returns an empty lane.
 func NewLane(name string) *Lane {
-	return &Lane{Name: name, Nodes: map[string]*Node{}, Pods: map[string]*Pod{}, Groups: map[string]*Group{}, preempting: map[string]bool{}}
+	return &Lane{Name: name, Nodes: map[string]*Node{}, Pods: map[string]*Pod{}, Groups: map[string]*Group{}, preempting: map[string]bool{}, eventIndex: map[string]int{}}
 }
 
 func (l *Lane) clock(at time.Time) {
@@ -199,7 +208,7 @@ func (l *Lane) clock(at time.Time) {
 func (l *Lane) pod(name string) *Pod {
 	p := l.Pods[name]
 	if p == nil {
-		p = &Pod{Name: name, Queue: Pending}
+		p = &Pod{Name: name, Queue: Pending, Moves: []Move{}, Attempts: []*Attempt{}}
 		l.Pods[name] = p
 	}
 	return p
@@ -216,8 +225,15 @@ func (l *Lane) group(name string) *Group {
 
 func (l *Lane) event(e Event) {
 	l.Events = append(l.Events, e)
-	if len(l.Events) > maxEvents {
-		l.Events = slices.Delete(l.Events, 0, len(l.Events)-maxEvents)
+	if n := len(l.Events) - maxEvents; n > 0 {
+		l.Events = slices.Delete(l.Events, 0, n)
+		for uid, i := range l.eventIndex {
+			if i < n {
+				delete(l.eventIndex, uid)
+			} else {
+				l.eventIndex[uid] = i - n
+			}
+		}
 	}
 }
 
@@ -229,9 +245,7 @@ func (p *Pod) enter(at time.Time, queue, event string) {
 	}
 	p.Queue = queue
 	p.Moves = append(p.Moves, Move{At: at, Queue: queue, Event: event})
-	if queue != Backoff {
-		p.BackoffUntil = nil
-	}
+	p.BackoffUntil = nil
 }
 
 func (p *Pod) attempt() *Attempt {
@@ -255,7 +269,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 	case "Pod moved to an internal scheduling queue", "Entity moved to an internal scheduling queue",
 		"Entity moved to an internal scheduling queue because the Pod is updated":
 		l.Capabilities.Queue = true
-		if f["type"] == "PodGroup" {
+		if isGroup(f["type"]) {
 			g := l.group(f["entity"])
 			g.Queue = f["queue"]
 			g.Moves = append(g.Moves, Move{At: r.Time, Queue: f["queue"], Event: f["event"]})
@@ -287,7 +301,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		if podName == "" {
 			podName = f["entity"]
 		}
-		if podName == "" || f["type"] == "PodGroup" {
+		if podName == "" || isGroup(f["type"]) {
 			return
 		}
 		p := l.pod(podName)
@@ -378,21 +392,20 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 			}
 		}
 	case "Pods are potential preemption victims on node":
-		// upstream logs no pod key here; the preemptor is the one whose
-		// PostFilter runs, so the line goes to every pod preempting now
-		// (one at a time: the scheduling loop runs one cycle).
-		for preemptor := range l.preempting {
-			if a := l.pod(preemptor).attempt(); a != nil && a.Preemption != nil {
-				if a.Preemption.Candidates == nil {
-					a.Preemption.Candidates = map[string][]string{}
-				}
-				// One line per victim (or victim group) on the node.
-				node := name(f["node"])
-				for _, v := range objectRefs(f["pods"]) {
-					if !slices.Contains(a.Preemption.Candidates[node], v) {
-						a.Preemption.Candidates[node] = append(a.Preemption.Candidates[node], v)
-					}
-				}
+		// The preemptor is the logger's pod (scheduleOne puts it there,
+		// and SelectVictimsOnNode logs through the context's logger).
+		a := l.pod(podName).attempt()
+		if podName == "" || a == nil || a.Preemption == nil {
+			return
+		}
+		if a.Preemption.Candidates == nil {
+			a.Preemption.Candidates = map[string][]string{}
+		}
+		// One line per victim (or victim group) on the node.
+		node := name(f["node"])
+		for _, v := range objectRefs(f["pods"]) {
+			if !slices.Contains(a.Preemption.Candidates[node], v) {
+				a.Preemption.Candidates[node] = append(a.Preemption.Candidates[node], v)
 			}
 		}
 	case "the target node for the preemption is determined":
@@ -411,12 +424,15 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 			a.Preemption.Result = r.Msg
 		}
 	case "Preemptor Pod preempted victim Pod":
+		// The eviction runs after the attempt, maybe while the next one
+		// runs: the victims go to the attempt that chose their node.
 		l.Capabilities.Preemption = true
-		if a := l.pod(f["preemptor"]).attempt(); a != nil {
-			if a.Preemption == nil {
-				a.Preemption = &Preemption{}
+		p := l.pod(f["preemptor"])
+		for i := len(p.Attempts) - 1; i >= 0; i-- {
+			if pre := p.Attempts[i].Preemption; pre != nil && pre.Node == name(f["node"]) {
+				pre.Victims = append(pre.Victims, f["victim"])
+				break
 			}
-			a.Preemption.Victims = append(a.Preemption.Victims, f["victim"])
 		}
 		l.event(Event{At: r.Time, Source: "scheduler", Reason: "Preempted", Object: f["victim"], Message: "by " + f["preemptor"] + " on " + f["node"]})
 	case "Updating pod condition and nominated node name":
@@ -429,13 +445,17 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		l.decide(r.Time, podName, f["result"], name(f["node"]), f["message"], f)
 	case "Successfully bound pod to node":
 		l.decide(r.Time, podName, "scheduled", name(f["node"]), "", f)
-	case "Unable to schedule pod; no fit; waiting", "Unable to schedule pod belonging to a pod group; waiting":
+	case "Unable to schedule pod; no fit; waiting", "Unable to schedule pod belonging to a pod group; waiting",
+		"Unable to schedule pod; no nodes are registered to the cluster; waiting":
 		l.decide(r.Time, podName, "unschedulable", "", f["err"], f)
 	case "Error scheduling pod; retrying":
 		l.decide(r.Time, podName, "error", "", f["err"], f)
 	case "Successfully scheduled a pod group", "Unable to schedule a pod group":
+		// The cycle is over: the group is out of the queue until a line
+		// moves it back.
 		g := l.group(f["podGroup"])
 		g.Result = r.Msg
+		g.Queue = ""
 
 	// Cluster events the scheduler handled.
 	case "Add event for node", "Update event for node", "Delete event for node",
@@ -491,8 +511,12 @@ func (l *Lane) decide(at time.Time, podName, result, node, message string, f map
 	if n, err := strconv.Atoi(f["feasibleNodes"]); err == nil {
 		a.FeasibleNodes = n
 	}
-	if p.Queue == InFlight && result == "scheduled" {
-		p.Queue = "Binding"
+	switch {
+	case p.Queue == InFlight && result == "scheduled":
+		p.Queue = Scheduled
+	case p.Queue == InFlight && !l.Capabilities.Queue:
+		// Chapters 02-05 have no queue: the pod waits for its retry.
+		p.Queue = Pending
 	}
 }
 
@@ -510,6 +534,10 @@ func (a *Attempt) score(node, plugin string) *Score {
 	}
 	return s
 }
+
+// isGroup says whether an entity's type is a pod group's: upstream's
+// EntityKeyType is "pod", "podgroup" or "compositepodgroup".
+func isGroup(typ string) bool { return typ != "" && typ != "pod" }
 
 func integer(v string) int64 {
 	n, _ := strconv.ParseInt(v, 10, 64)

@@ -1,11 +1,16 @@
 package watch
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"minisched/scripts/klogtext"
 )
@@ -85,8 +90,8 @@ I1127 10:00:02.005000 1 schedule_one.go:274] "Scheduling decision" pod="ns/p" at
 	if diff := cmp.Diff(wantAttempts, p.Attempts); diff != "" {
 		t.Errorf("attempts (-want +got):\n%s", diff)
 	}
-	if p.Queue != "Binding" {
-		t.Errorf("queue = %q, want Binding (until the apiserver says it is bound)", p.Queue)
+	if p.Queue != Scheduled {
+		t.Errorf("queue = %q, want Scheduled (until the apiserver says it is bound)", p.Queue)
 	}
 	want := Capabilities{Queue: true, FilterVerdicts: true, Scores: true, RawScores: true, BackoffExpiry: true}
 	if diff := cmp.Diff(want, l.Capabilities); diff != "" {
@@ -102,7 +107,7 @@ I1127 10:00:02.005000 1 schedule_one.go:274] "Scheduling decision" pod="ns/p" at
 // space, the preemption, and the success line of the binding cycle.
 func TestUpstreamDialect(t *testing.T) {
 	l := applyLines(t, `
-I1127 10:00:00.000000 1 active_queue.go:414] "Entity moved to an internal scheduling queue" type="Pod" entity="ns/high" event="PodAdd" queue="Active"
+I1127 10:00:00.000000 1 active_queue.go:414] "Entity moved to an internal scheduling queue" type="pod" entity="ns/high" event="PodAdd" queue="Active"
 I1127 10:00:00.100000 1 schedule_one.go:117] "Attempting to schedule pod" pod="ns/high"
 I1127 10:00:00.101000 1 preemption.go:249] "Dry run the preemption" pod="ns/high" potentialNodesNumber=2 pdbsNumber=0 offset=0 candidatesNumber=2
 I1127 10:00:00.101500 1 default_preemption.go:406] "Pods are potential preemption victims on node" pod="ns/high" pods=[{"name":"low-1","namespace":"ns"}] node="n1"
@@ -135,4 +140,79 @@ I1127 10:00:01.050000 1 schedule_one.go:483] "Successfully bound pod to node" po
 	if l.Capabilities.RawScores || l.Capabilities.FilterVerdicts || l.Capabilities.BackoffExpiry {
 		t.Errorf("capabilities %+v: upstream logs no raw score, Filter verdict or backoff", l.Capabilities)
 	}
+}
+
+// TestModelEdges covers what a long session meets: a pod deleted and
+// created again under its name, a chapter without a queue, a pod group's
+// cycle, victims deleted while the next attempt runs, and Event objects
+// updated and expired.
+func TestModelEdges(t *testing.T) {
+	t.Run("a new pod of an old name starts afresh", func(t *testing.T) {
+		l := NewLane("test")
+		old := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "1"}, Spec: v1.PodSpec{NodeName: "n1"}}
+		l.ApplyPod(at("10:00:00.000000"), old, false)
+		l.ApplyPod(at("10:00:01.000000"), old, true)
+		fresh := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "2"}}
+		l.ApplyPod(at("10:00:02.000000"), fresh, false)
+		l.ApplyPod(at("10:00:03.000000"), old, true) // the old deletion, seen late
+		p := l.Pods["ns/p"]
+		got := []string{p.UID, p.Queue, p.Node, fmt.Sprint(p.Deleted, len(p.Moves))}
+		if diff := cmp.Diff([]string{"2", Pending, "", "false 0"}, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a chapter without a queue waits for its retry", func(t *testing.T) {
+		l := applyLines(t, `
+I1127 10:00:00.000000 1 schedule_one.go:58] "Attempting to schedule pod" pod="ns/p"
+I1127 10:00:00.001000 1 schedule_one.go:90] "Scheduling decision" pod="ns/p" result="unschedulable" message="0/0 nodes are available"
+`)
+		if got := l.Pods["ns/p"].Queue; got != Pending {
+			t.Errorf("queue %q, want %q", got, Pending)
+		}
+	})
+	t.Run("a pod group's cycle", func(t *testing.T) {
+		l := applyLines(t, `
+I1127 10:00:00.000000 1 scheduling_queue.go:1] "Entity moved to an internal scheduling queue" type="podgroup" entity="ns/g" event="PodGroupAdd" queue="Active"
+I1127 10:00:00.100000 1 schedule_one_podgroup.go:1] "Attempting to schedule pod group" podGroup="ns/g"
+I1127 10:00:00.101000 1 schedule_one_podgroup.go:2] "Attempting to schedule a pod belonging to a pod group" pod="ns/a" podGroup="ns/g"
+I1127 10:00:00.200000 1 schedule_one_podgroup.go:3] "Successfully scheduled a pod group" podGroup="ns/g" scheduledPods=1 unschedulablePods=0
+`)
+		g := l.Groups["ns/g"]
+		if _, phantom := l.Pods["ns/g"]; phantom || g == nil || g.Queue != "" || !slices.Equal(g.Members, []string{"ns/a"}) {
+			t.Errorf("group %+v (a pod of its name: %v), want out of the queue with member ns/a", g, phantom)
+		}
+	})
+	t.Run("victims go to the attempt that chose their node", func(t *testing.T) {
+		l := applyLines(t, `
+I1127 10:00:00.000000 1 schedule_one.go:1] "Attempting to schedule pod" pod="ns/high"
+I1127 10:00:00.001000 1 preemption.go:1] "Dry run the preemption" pod="ns/high" potentialNodesNumber=1
+I1127 10:00:00.002000 1 default_preemption.go:1] "Pods are potential preemption victims on node" pod="ns/high" pods=[{"name":"a","namespace":"ns"}] node="n1"
+I1127 10:00:00.002100 1 default_preemption.go:1] "Pods are potential preemption victims on node" pod="ns/high" pods=[{"name":"b","namespace":"ns"}] node="n1"
+I1127 10:00:00.003000 1 preemption.go:2] "the target node for the preemption is determined" node="n1" pod="ns/high"
+I1127 10:00:00.004000 1 schedule_one.go:2] "Scheduling decision" pod="ns/high" result="unschedulable"
+I1127 10:00:00.005000 1 schedule_one.go:1] "Attempting to schedule pod" pod="ns/high"
+I1127 10:00:00.006000 1 executor.go:1] "Preemptor Pod preempted victim Pod" preemptor="ns/high" victim="ns/a" node="n1"
+`)
+		p := l.Pods["ns/high"]
+		want := &Preemption{Candidates: map[string][]string{"n1": {"ns/a", "ns/b"}}, Node: "n1", Victims: []string{"ns/a"}}
+		if diff := cmp.Diff(want, p.Attempts[0].Preemption); diff != "" {
+			t.Errorf("first attempt's preemption (-want +got):\n%s", diff)
+		}
+		if p.Attempts[1].Preemption != nil {
+			t.Errorf("the second attempt got %+v", p.Attempts[1].Preemption)
+		}
+	})
+	t.Run("an Event object is listed once", func(t *testing.T) {
+		l := NewLane("test")
+		e := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{UID: "e1"}, Reason: "FailedScheduling", Note: "0/1 nodes", Regarding: v1.ObjectReference{Namespace: "ns", Name: "p"}}
+		l.ApplyEvent(at("10:00:00.000000"), e, false)
+		e2 := e.DeepCopy()
+		e2.Note = "0/2 nodes"
+		l.ApplyEvent(at("10:00:01.000000"), e2, false)
+		l.ApplyEvent(at("10:00:02.000000"), e2, true)
+		want := []Event{{At: at("10:00:00.000000"), Source: "apiserver", Reason: "FailedScheduling", Object: "ns/p", Message: "0/2 nodes", UID: "e1"}}
+		if diff := cmp.Diff(want, l.Events); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -37,6 +37,17 @@ func (l *Lane) ApplyPod(at time.Time, pod *v1.Pod, deleted bool) {
 	l.clock(at)
 	key := pod.Namespace + "/" + pod.Name
 	p := l.pod(key)
+	if p.UID != "" && p.UID != string(pod.UID) {
+		if deleted {
+			// The deletion of an earlier pod of that name, seen late.
+			return
+		}
+		// A new pod of an old name: start afresh. The old one's late log
+		// lines, which carry no UID, may still land on it.
+		delete(l.Pods, key)
+		p = l.pod(key)
+	}
+	p.UID = string(pod.UID)
 	if deleted {
 		p.Deleted = true
 		p.enter(at, "Deleted", "")
@@ -69,7 +80,7 @@ func (l *Lane) ApplyPod(at time.Time, pod *v1.Pod, deleted bool) {
 
 // ApplyEvent records an Event object: the scheduler's Scheduled,
 // FailedScheduling and Preempted, and whatever else the cluster reports.
-func (l *Lane) ApplyEvent(at time.Time, e *eventsv1.Event) {
+func (l *Lane) ApplyEvent(at time.Time, e *eventsv1.Event, deleted bool) {
 	l.clock(at)
 	obj := e.Regarding.Name
 	if e.Regarding.Namespace != "" {
@@ -79,7 +90,19 @@ func (l *Lane) ApplyEvent(at time.Time, e *eventsv1.Event) {
 	if when.IsZero() {
 		when = at
 	}
-	l.event(Event{At: when, Source: "apiserver", Reason: e.Reason, Object: obj, Message: e.Note})
+	// An Event object is updated (its series grows) and deleted when its
+	// time to live ends: the page lists it once, as last seen.
+	if i, ok := l.eventIndex[string(e.UID)]; ok && i < len(l.Events) && l.Events[i].UID == string(e.UID) {
+		if !deleted {
+			l.Events[i].Message = e.Note
+		}
+		return
+	}
+	if deleted {
+		return
+	}
+	l.event(Event{At: when, Source: "apiserver", Reason: e.Reason, Object: obj, Message: e.Note, UID: string(e.UID)})
+	l.eventIndex[string(e.UID)] = len(l.Events) - 1
 }
 
 // recount sums each node's requests over the pods bound to it.

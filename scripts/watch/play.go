@@ -15,15 +15,16 @@ import (
 	"minisched/scripts/e2e"
 )
 
-// Play is a shared KWOK scenario played against a chapter while a session
-// watches and records it: what the browser test looks at live, and what
-// make docs-data screenshots afterwards.
+// Play is shared KWOK scenarios played one after the other against a
+// chapter while a session watches and records them: what the browser
+// test looks at live, and what make docs-data screenshots afterwards.
 type Play struct {
 	Root, Tools string
 	// Dir receives the binary, the cluster, the logs and the recording.
-	Dir      string
-	Chapter  string // "08"
-	Scenario string // a file name of scripts/e2e/scenarios, without .yaml
+	Dir     string
+	Chapter string // "08"
+	// Scenarios are file names of scripts/e2e/scenarios, without .yaml.
+	Scenarios []string
 	// Race builds the chapter with the race detector, as tests do.
 	Race bool
 }
@@ -32,15 +33,18 @@ type Play struct {
 type Played struct {
 	Running   *Running
 	Recording string
-	// Log is the chapter's log; Namespace the scenario's; Chapter the
-	// chapter's directory.
-	Log, Namespace, Chapter string
-	// Result delivers the scenario's result when it ends.
-	Result <-chan e2e.Result
+	// Chapter is the chapter's directory.
+	Chapter string
+	// Logs and Namespaces are each scenario's, by scenario.
+	Logs, Namespaces map[string]string
+	// Results delivers the scenarios' results, in order, when the last
+	// has ended.
+	Results <-chan []e2e.Result
 }
 
 // Start builds the chapter, starts a session on a fresh cluster recording
-// to Dir/watch.jsonl, and starts the scenario. Stop the Running when done.
+// to Dir/watch.jsonl, and plays the scenarios. Stop the Running when done:
+// it waits for the scenario being played to end first.
 func (p Play) Start(ctx context.Context) (*Played, error) {
 	all, err := e2e.FindChapters(p.Root)
 	if err != nil {
@@ -50,33 +54,43 @@ func (p Play) Start(ctx context.Context) (*Played, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(chosen) != 1 {
-		return nil, fmt.Errorf("chapter %q: want one chapter", p.Chapter)
+	if len(chosen) != 1 || len(p.Scenarios) == 0 {
+		return nil, fmt.Errorf("chapter %q, scenarios %q: want one chapter and a scenario", p.Chapter, p.Scenarios)
 	}
 	c := chosen[0]
 	bin, err := e2e.BuildChapterWith(p.Root, c, filepath.Join(p.Dir, "bin"), p.Race)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := e2e.Load(filepath.Join(p.Root, "scripts", "e2e", "scenarios", p.Scenario+".yaml"))
-	if err != nil {
-		return nil, err
+	var scenarios []*e2e.Scenario
+	for _, name := range p.Scenarios {
+		sc, err := e2e.Load(filepath.Join(p.Root, "scripts", "e2e", "scenarios", name+".yaml"))
+		if err != nil {
+			return nil, err
+		}
+		scenarios = append(scenarios, sc)
 	}
 	logDir := filepath.Join(p.Dir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	ns := fmt.Sprintf("ch%02d-%s", c.Number, sc.Name)
-	played := &Played{Recording: filepath.Join(p.Dir, "watch.jsonl"), Log: filepath.Join(logDir, ns+".log"), Namespace: ns, Chapter: c.Dir}
+	played := &Played{Recording: filepath.Join(p.Dir, "watch.jsonl"), Chapter: c.Dir, Logs: map[string]string{}, Namespaces: map[string]string{}}
+	for _, sc := range scenarios {
+		ns := fmt.Sprintf("ch%02d-%s", c.Number, sc.Name)
+		played.Namespaces[sc.Name], played.Logs[sc.Name] = ns, filepath.Join(logDir, ns+".log")
+	}
 	r, err := Start(ctx, Options{
 		Tools: p.Tools, Dir: filepath.Join(p.Dir, "watch"), Addr: "127.0.0.1:0", Record: played.Recording,
 		Examples: filepath.Join(p.Root, "docs", "examples"),
-		Lanes:    []LaneSpec{{Name: c.Dir, Log: played.Log}},
+		Lanes:    []LaneSpec{{Name: c.Dir, Log: played.Logs[scenarios[0].Name]}},
 	})
 	if err != nil {
 		return nil, err
 	}
 	played.Running = r
+	for _, sc := range scenarios[1:] {
+		r.FollowLog(0, played.Logs[sc.Name])
+	}
 	client, err := kubernetes.NewForConfig(r.Configs[0])
 	if err != nil {
 		_ = r.Stop()
@@ -84,9 +98,25 @@ func (p Play) Start(ctx context.Context) (*Played, error) {
 	}
 	runner := &e2e.Runner{Cluster: r.Clusters[0], Client: client, LogDir: logDir}
 	sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: append([]string{bin}, ChapterFlags...)}
-	result := make(chan e2e.Result, 1)
-	played.Result = result
-	go func() { result <- runner.Run(ctx, sc, sched) }()
+	results := make(chan []e2e.Result, 1)
+	played.Results = results
+	playing := make(chan struct{})
+	go func() {
+		defer close(playing)
+		var out []e2e.Result
+		for _, sc := range scenarios {
+			res := runner.Run(ctx, sc, sched)
+			out = append(out, res)
+			if !res.Passed {
+				break
+			}
+		}
+		results <- out
+	}()
+	// The runner's scheduler and namespaces are gone once it returns:
+	// Stop (which runs its steps last to first) waits for that before it
+	// stops anything. Cancel ctx first to end the scenario early.
+	r.stop = append(r.stop, func() error { <-playing; return nil })
 	return played, nil
 }
 

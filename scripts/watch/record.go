@@ -56,7 +56,7 @@ func Apply(lanes []*Lane, in Input) error {
 	case in.Node != nil:
 		l.ApplyNode(in.At, in.Node, in.Deleted)
 	case in.Event != nil:
-		l.ApplyEvent(in.At, in.Event)
+		l.ApplyEvent(in.At, in.Event, in.Deleted)
 	}
 	return nil
 }
@@ -95,7 +95,8 @@ func ReadRecording(r io.Reader) (*Recording, error) {
 	if rec.Header.Lanes == nil {
 		return nil, fmt.Errorf("empty file: not a make watch recording")
 	}
-	slices.SortStableFunc(rec.Inputs, func(a, b Input) int { return a.At.Compare(b.At) })
+	// In file order, the order the live session applied them in (it
+	// stamps each input under its lock).
 	return rec, nil
 }
 

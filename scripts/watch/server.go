@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -73,7 +74,25 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/nodes", s.write(s.createNode))
 	mux.HandleFunc("DELETE /api/pods/{namespace}/{name}", s.write(s.deletePod))
 	mux.HandleFunc("DELETE /api/nodes/{name}", s.write(s.deleteNode))
-	return mux
+	return loopbackOnly(mux)
+}
+
+// loopbackOnly answers only requests addressed to this machine by name or
+// address. A site whose name an attacker points at 127.0.0.1 (DNS
+// rebinding) would otherwise pass the Origin check of the controls, its
+// Origin matching its Host.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			http.Error(w, "refused: make watch answers requests to 127.0.0.1 or localhost only, not to "+r.Host, http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) state(w http.ResponseWriter, r *http.Request) {

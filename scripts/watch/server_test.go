@@ -45,6 +45,7 @@ func TestControls(t *testing.T) {
 		{name: "the apiserver refuses", method: "POST", path: "/api/pods", body: `{"name":"p"}`, refuse: true, wantCode: http.StatusUnprocessableEntity, wantMessage: `b: pods "p" is forbidden: exceeded quota`, wantPods: []string{"default/p"}, wantNoneInB: true},
 		{name: "another site", method: "POST", path: "/api/pods", body: `{"name":"p"}`, header: map[string]string{"Origin": "http://evil.example"}, wantCode: http.StatusForbidden, wantMessage: "refused: the request comes from another site (http://evil.example)"},
 		{name: "not JSON", method: "POST", path: "/api/pods", body: `name=p`, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, wantCode: http.StatusUnsupportedMediaType, wantMessage: "refused: send JSON"},
+		{name: "DNS rebinding", method: "POST", path: "/api/pods", body: `{"name":"p"}`, header: map[string]string{"Host": "evil.example:8765", "Origin": "http://evil.example:8765"}, wantCode: http.StatusForbidden, wantMessage: "refused: make watch answers requests to 127.0.0.1 or localhost only, not to evil.example:8765"},
 		{name: "a replay", method: "POST", path: "/api/pods", body: `{"name":"p"}`, replay: true, wantCode: http.StatusForbidden, wantMessage: "a replay cannot change anything"},
 	}
 	for _, tt := range tests {
@@ -61,9 +62,13 @@ func TestControls(t *testing.T) {
 			} else {
 				s.Session = NewSession([]string{"a", "b"}, nil, nil)
 			}
-			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+			req := httptest.NewRequest(tt.method, "http://127.0.0.1:8765"+tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", "application/json")
 			for k, v := range tt.header {
+				if k == "Host" {
+					req.Host = v
+					continue
+				}
 				req.Header.Set(k, v)
 			}
 			rec := httptest.NewRecorder()

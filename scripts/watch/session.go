@@ -30,6 +30,25 @@ type Session struct {
 	// it moved.
 	version uint64
 	changed *sync.Cond
+	// cache is the JSON of cacheVersion.
+	cache        []byte
+	cacheVersion uint64
+	// followers are the goroutines that feed the session, and factories
+	// the informers': Close waits for both.
+	followers sync.WaitGroup
+	factories []informers.SharedInformerFactory
+}
+
+// Close waits until nothing feeds the session any more: call it once the
+// context given to FollowCluster and FollowLog is done.
+func (s *Session) Close() {
+	s.mu.Lock()
+	factories := s.factories
+	s.mu.Unlock()
+	for _, f := range factories {
+		f.Shutdown()
+	}
+	s.followers.Wait()
 }
 
 // NewSession starts a session of lanes named names, upstream marking
@@ -45,10 +64,12 @@ func NewSession(names []string, upstream []bool, rec *Recorder) *Session {
 	return s
 }
 
-// Input applies one input.
+// Input applies one input, stamped with the time it is applied: a
+// recording's order is then its times' order.
 func (s *Session) Input(in Input) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	in.At = time.Now()
 	if err := Apply(s.lanes, in); err != nil {
 		return
 	}
@@ -77,16 +98,23 @@ type State struct {
 	Version uint64 `json:"version"`
 }
 
-// Snapshot returns the state as JSON, and its version.
+// Snapshot returns the state as JSON, and its version. Every stream asks
+// for it: it is marshalled once per version.
 func (s *Session) Snapshot(warning string) ([]byte, uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cache != nil && s.cacheVersion == s.version {
+		return s.cache, s.version, nil
+	}
 	st := State{Mode: "live", Warning: warning, Version: s.version}
 	for _, l := range s.lanes {
 		st.Lanes = append(st.Lanes, l.View())
 	}
 	// Marshalled under the lock: the views share the lanes' pods.
 	data, err := json.Marshal(st)
+	if err == nil {
+		s.cache, s.cacheVersion = data, s.version
+	}
 	return data, s.version, err
 }
 
@@ -126,7 +154,7 @@ func (s *Session) FollowCluster(ctx context.Context, i int, client kubernetes.In
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		in := Input{At: time.Now(), Lane: i, Deleted: deleted}
+		in := Input{Lane: i, Deleted: deleted}
 		switch o := obj.(type) {
 		case *v1.Pod:
 			in.Pod = o
@@ -153,6 +181,9 @@ func (s *Session) FollowCluster(ctx context.Context, i int, client kubernetes.In
 			return err
 		}
 	}
+	s.mu.Lock()
+	s.factories = append(s.factories, factory)
+	s.mu.Unlock()
 	factory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
@@ -171,8 +202,26 @@ func stripManagedFields(obj any) (any, error) {
 
 // FollowLog feeds lane i with the lines of the log at path, as the
 // scheduler writes them, until ctx is done: from the start of the file,
-// then each line once it is complete. The file may not exist yet.
-func (s *Session) FollowLog(ctx context.Context, i int, path string) error {
+// then each line once it is complete. The file may not exist yet, and may
+// be truncated (a scheduler restarted on another port writes it anew):
+// then it is read from its start again.
+func (s *Session) FollowLog(ctx context.Context, i int, path string) {
+	s.followers.Go(func() {
+		if err := s.followLog(ctx, i, path); err != nil {
+			klog.Background().Error(err, "Following the log stopped", "log", path)
+		}
+	})
+}
+
+func (s *Session) followLog(ctx context.Context, i int, path string) error {
+	wait := func() bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+			return true
+		}
+	}
 	var f *os.File
 	for f == nil {
 		var err error
@@ -180,31 +229,36 @@ func (s *Session) FollowLog(ctx context.Context, i int, path string) error {
 			if !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
-			select {
-			case <-ctx.Done():
+			if !wait() {
 				return nil
-			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1024*1024)
 	var partial []byte
+	var offset int64
 	for {
 		line, err := r.ReadBytes('\n')
+		offset += int64(len(line))
 		partial = append(partial, line...)
 		if err == nil {
-			s.Input(Input{At: time.Now(), Lane: i, Log: string(partial[:len(partial)-1])})
+			s.Input(Input{Lane: i, Log: string(partial[:len(partial)-1])})
 			partial = partial[:0]
 			continue
 		}
 		if !errors.Is(err, io.EOF) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if st, err := f.Stat(); err == nil && st.Size() < offset {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			r.Reset(f)
+			partial, offset = partial[:0], 0
+		}
+		if !wait() {
 			return nil
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

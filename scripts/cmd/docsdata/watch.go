@@ -34,7 +34,7 @@ var shots = []shot{
 			p := lanes[0].Pods[pod]
 			return p != nil && p.Queue == watch.Unschedulable && len(lanes[0].Events) > 0
 		}},
-	{chapter: "08", scenario: "queue-waits-for-node", pod: "big", selector: "#attempts", out: "watch-attempts.png"},
+	{chapter: "08", scenario: "score-least-allocated", pod: "next", selector: "#attempts", out: "watch-attempts.png"},
 	{chapter: "09", scenario: "preemption-minimal-victims", pod: "high", selector: "#attempts", out: "watch-preemption.png"},
 }
 
@@ -91,16 +91,16 @@ func record(root, tools, chapter, scenario string) (*watch.Recording, string, er
 		return nil, "", err
 	}
 	_ = os.RemoveAll(dir)
-	play, err := watch.Play{Root: root, Tools: tools, Dir: dir, Chapter: chapter, Scenario: scenario}.Start(ctx)
+	play, err := watch.Play{Root: root, Tools: tools, Dir: dir, Chapter: chapter, Scenarios: []string{scenario}}.Start(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	res := <-play.Result
+	results := <-play.Results
 	if err := play.Running.Stop(); err != nil {
 		return nil, "", err
 	}
-	if !res.Passed {
-		return nil, "", fmt.Errorf("%s against %s failed: %v", scenario, chapter, res.Problems)
+	if len(results) != 1 || !results[0].Passed {
+		return nil, "", fmt.Errorf("%s against %s failed: %v", scenario, chapter, results)
 	}
 	f, err := os.Open(play.Recording)
 	if err != nil {
@@ -112,7 +112,7 @@ func record(root, tools, chapter, scenario string) (*watch.Recording, string, er
 		return nil, "", err
 	}
 	rec.Header.Caption = fmt.Sprintf("%s against %s, recorded by make docs-data on %s, %s", scenario, play.Chapter, time.Now().UTC().Format("2006-01-02"), docsgen.Machine())
-	return rec, play.Namespace, nil
+	return rec, play.Namespaces[scenario], nil
 }
 
 // screenshot serves the recording as make watch REPLAY= does and takes

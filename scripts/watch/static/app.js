@@ -64,12 +64,16 @@ const queues = [
   ["Unschedulable", "unschedulable pool"],
   ["Gated", "gated"],
   ["InFlight", "in flight"],
-  ["Binding", "binding"],
+  ["Scheduled", "scheduled, not yet seen bound"],
 ];
 
+// Chapters 02-05 have no queue: their pods wait, are tried, or are done.
+const noQueue = new Set(["Pending", "InFlight", "Scheduled"]);
+
 function podChip(lane, p) {
-  const last = p.moves.length ? p.moves[p.moves.length - 1] : null;
-  const title = p.moves.map((m) => `${since(lane, m.at)} ${m.queue}${m.event ? " (" + m.event + ")" : ""}`).join("\n");
+  const moves = p.moves || [];
+  const last = moves.length ? moves[moves.length - 1] : null;
+  const title = moves.map((m) => `${since(lane, m.at)} ${m.queue}${m.event ? " (" + m.event + ")" : ""}`).join("\n");
   const extra = [];
   if (p.queue === "Backoff" && p.backoffUntil) extra.push(h("small", {}, " until " + since(lane, p.backoffUntil)));
   if (p.queue === "Unschedulable" && p.unschedulablePlugins) extra.push(h("small", {class: "plugins"}, " " + p.unschedulablePlugins.join(", ")));
@@ -81,8 +85,11 @@ function podChip(lane, p) {
 }
 
 function queueView(lane) {
-  const groups = new Map(lane.groups.filter((g) => g.queue).map((g) => [g.name, g]));
-  const cols = queues.map(([q, label]) => {
+  // A group in the queue is one entry with its members not yet bound;
+  // they are not drawn again on their own.
+  const queued = new Set(lane.groups.filter((g) => g.queue).map((g) => g.name));
+  const shown = lane.capabilities.queue ? queues : queues.filter(([q]) => noQueue.has(q));
+  const cols = shown.map(([q, label]) => {
     const entries = [];
     for (const g of lane.groups) {
       if (g.queue === q) {
@@ -92,12 +99,12 @@ function queueView(lane) {
     }
     for (const p of lane.pods) {
       if (p.deleted || p.queue !== q) continue;
-      if (p.podGroup && groups.has(p.podGroup) && groups.get(p.podGroup).queue === q) continue;
+      if (p.podGroup && queued.has(p.podGroup) && p.queue !== "Bound") continue;
       entries.push(podChip(lane, p));
     }
     return h("div", {class: "queue-col", "data-queue": q}, h("h4", {}, label, h("span", {class: "n"}, " " + entries.length)), entries);
   });
-  return h("div", {class: "queue"}, cols);
+  return h("div", {class: "queue", style: `grid-template-columns: repeat(${shown.length}, minmax(0, 1fr))`}, cols);
 }
 
 function nodesView(lane) {
@@ -161,7 +168,7 @@ function attemptView(lane, p, a, n) {
     let verdict;
     if (v === undefined) verdict = h("td", {class: "none"}, a.filter ? "not evaluated" : "");
     else if (!v.plugin) verdict = h("td", {class: "pass"}, "✓ passed");
-    else verdict = h("td", {class: "fail"}, "✗ " + v.plugin + ": " + v.reason);
+    else verdict = h("td", {class: "fail"}, "✗ " + v.plugin + (v.reason ? ": " + v.reason : ""));
     const scores = (a.scores || {})[node] || {};
     const total = (a.totals || {})[node];
     return h("tr", {class: node === a.node ? "chosen" : "", "data-node": node},
@@ -204,9 +211,10 @@ function attemptsView() {
         col.append(h("button", {type: "button", class: "delete", onclick: () => act("DELETE", `/api/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`)}, "delete pod"));
       }
       if (p.condition) col.append(h("p", {class: "msg"}, "PodScheduled=False " + p.condition));
-      col.append(h("details", {}, h("summary", {}, `${p.moves.length} moves`),
-        h("ol", {class: "moves"}, p.moves.map((m) => h("li", {}, `${since(lane, m.at)} ${m.queue}${m.event ? " ← " + m.event : ""}`)))));
-      p.attempts.forEach((a, i) => col.append(attemptView(lane, p, a, i + 1)));
+      const moves = p.moves || [];
+      col.append(h("details", {}, h("summary", {}, `${moves.length} moves`),
+        h("ol", {class: "moves"}, moves.map((m) => h("li", {}, `${since(lane, m.at)} ${m.queue}${m.event ? " ← " + m.event : ""}`)))));
+      (p.attempts || []).forEach((a, i) => col.append(attemptView(lane, p, a, i + 1)));
     }
     box.append(col);
   });
