@@ -619,6 +619,10 @@ func (sched *Scheduler) evaluateNominatedNode(ctx context.Context, state fwk.Cyc
 //workshop:part 02/3
 //workshop:part 10/2
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
+	// Each node's verdict for make watch, with -v=10: checked once per
+	// pod, not once per node.
+	verdicts := klog.FromContext(ctx).V(10)
+	logVerdicts := verdicts.Enabled()
 	numAllNodes := len(nodes)
 	numNodesToFind := sched.numFeasibleNodesToFind(int32(numAllNodes))
 	start := sched.nextStartNodeIndex
@@ -643,7 +647,9 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 		}
 		nodeInfo := nodes[(start+i)%numAllNodes]
 		status := sched.framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
-		logFilterVerdict(ctx, pod, nodeInfo, status)
+		if logVerdicts {
+			logFilterVerdict(verdicts, pod, nodeInfo, status)
+		}
 		if status.Code() == fwk.Error {
 			errCh.SendWithCancel(status.AsError(), func() { cancel(errors.New("some other Filter operation failed")) })
 			return
@@ -691,11 +697,7 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // none: in v1.37.1 RunFilterPlugins and findNodesThatPassFilters are
 // silent, and the FitError only counts the reasons. The level is that of
 // upstream's per-node scores (prioritizeNodes).
-func logFilterVerdict(ctx context.Context, pod *v1.Pod, nodeInfo fwk.NodeInfo, status *fwk.Status) {
-	loggerV := klog.FromContext(ctx).V(10)
-	if !loggerV.Enabled() {
-		return
-	}
+func logFilterVerdict(loggerV klog.Logger, pod *v1.Pod, nodeInfo fwk.NodeInfo, status *fwk.Status) {
 	if status.IsSuccess() {
 		loggerV.Info("Node passed the Filter plugins for pod", "pod", klog.KObj(pod), "node", nodeInfo.Node().Name)
 		return
