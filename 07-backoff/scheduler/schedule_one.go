@@ -364,7 +364,8 @@ func (sched *Scheduler) findNodesThatFitPod(ctx context.Context, state fwk.Cycle
 //workshop:part 02/3
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 	// Each node's verdict for make watch, with -v=10: checked once per
-	// pod, not once per node.
+	// call, not once per node. klog's --vmodule judges the file of the
+	// calls to Enabled and Info: both are in this file.
 	verdicts := klog.FromContext(ctx).V(10)
 	logVerdicts := verdicts.Enabled()
 	var feasibleNodes []fwk.NodeInfo
@@ -390,13 +391,17 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // watch's table of every plugin's verdict on every node. Upstream logs
 // none: in v1.37.1 RunFilterPlugins and findNodesThatPassFilters are
 // silent, and the FitError only counts the reasons. The level is that of
-// upstream's per-node scores (prioritizeNodes).
+// upstream's per-node scores (prioritizeNodes). An error is not a verdict:
+// the cycle fails and reports it.
 func logFilterVerdict(loggerV klog.Logger, pod *v1.Pod, nodeInfo fwk.NodeInfo, status *fwk.Status) {
-	if status.IsSuccess() {
-		loggerV.Info("Node passed the Filter plugins for pod", "pod", klog.KObj(pod), "node", nodeInfo.Node().Name)
+	switch {
+	case status.Code() == fwk.Error:
 		return
+	case status.IsSuccess():
+		loggerV.Info("Node passed the Filter plugins for pod", "pod", klog.KObj(pod), "node", nodeInfo.Node().Name)
+	default:
+		loggerV.Info("Plugin rejected node for pod", "pod", klog.KObj(pod), "plugin", status.Plugin(), "node", nodeInfo.Node().Name, "code", status.Code().String(), "status", status.Message())
 	}
-	loggerV.Info("Plugin rejected node for pod", "pod", klog.KObj(pod), "plugin", status.Plugin(), "node", nodeInfo.Node().Name, "code", status.Code().String(), "reason", status.Message())
 }
 
 // handleSchedulingFailure puts the pod back in the queue, with the plugins

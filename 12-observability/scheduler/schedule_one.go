@@ -620,7 +620,8 @@ func (sched *Scheduler) evaluateNominatedNode(ctx context.Context, state fwk.Cyc
 //workshop:part 10/2
 func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 	// Each node's verdict for make watch, with -v=10: checked once per
-	// pod, not once per node.
+	// call, not once per node. klog's --vmodule judges the file of the
+	// calls to Enabled and Info: both are in this file.
 	verdicts := klog.FromContext(ctx).V(10)
 	logVerdicts := verdicts.Enabled()
 	numAllNodes := len(nodes)
@@ -647,9 +648,6 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 		}
 		nodeInfo := nodes[(start+i)%numAllNodes]
 		status := sched.framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
-		if logVerdicts {
-			logFilterVerdict(verdicts, pod, nodeInfo, status)
-		}
 		if status.Code() == fwk.Error {
 			errCh.SendWithCancel(status.AsError(), func() { cancel(errors.New("some other Filter operation failed")) })
 			return
@@ -661,8 +659,16 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 				atomic.AddInt32(&feasibleNodesLen, -1)
 			} else {
 				feasibleNodes[length-1] = nodeInfo
+				// Logged only when kept: a node past the count is dropped
+				// and never scored.
+				if logVerdicts {
+					logFilterVerdict(verdicts, pod, nodeInfo, status)
+				}
 			}
 			return
+		}
+		if logVerdicts {
+			logFilterVerdict(verdicts, pod, nodeInfo, status)
 		}
 		statuses[i], checked[i] = status, nodeInfo
 	}
@@ -696,13 +702,17 @@ func (sched *Scheduler) findNodesThatPassFilters(ctx context.Context, state fwk.
 // watch's table of every plugin's verdict on every node. Upstream logs
 // none: in v1.37.1 RunFilterPlugins and findNodesThatPassFilters are
 // silent, and the FitError only counts the reasons. The level is that of
-// upstream's per-node scores (prioritizeNodes).
+// upstream's per-node scores (prioritizeNodes). An error is not a verdict:
+// the cycle fails and reports it.
 func logFilterVerdict(loggerV klog.Logger, pod *v1.Pod, nodeInfo fwk.NodeInfo, status *fwk.Status) {
-	if status.IsSuccess() {
-		loggerV.Info("Node passed the Filter plugins for pod", "pod", klog.KObj(pod), "node", nodeInfo.Node().Name)
+	switch {
+	case status.Code() == fwk.Error:
 		return
+	case status.IsSuccess():
+		loggerV.Info("Node passed the Filter plugins for pod", "pod", klog.KObj(pod), "node", nodeInfo.Node().Name)
+	default:
+		loggerV.Info("Plugin rejected node for pod", "pod", klog.KObj(pod), "plugin", status.Plugin(), "node", nodeInfo.Node().Name, "code", status.Code().String(), "status", status.Message())
 	}
-	loggerV.Info("Plugin rejected node for pod", "pod", klog.KObj(pod), "plugin", status.Plugin(), "node", nodeInfo.Node().Name, "code", status.Code().String(), "reason", status.Message())
 }
 
 // numFeasibleNodesToFind returns how many feasible nodes a cycle looks for

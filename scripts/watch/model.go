@@ -342,7 +342,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 			if a.Filter == nil {
 				a.Filter = map[string]Verdict{}
 			}
-			a.Filter[name(f["node"])] = Verdict{Plugin: f["plugin"], Reason: f["reason"]}
+			a.Filter[name(f["node"])] = Verdict{Plugin: f["plugin"], Reason: f["status"]}
 		}
 	case "Node passed the Filter plugins for pod":
 		if l.preempting[podName] {

@@ -44,14 +44,14 @@ func TestChapterDialect(t *testing.T) {
 	l := applyLines(t, `
 I1127 10:00:00.000000 1 scheduling_queue.go:311] "Pod moved to an internal scheduling queue" pod="ns/p" event="PodAdd" queue="Active"
 I1127 10:00:00.100000 1 schedule_one.go:112] "Attempting to schedule pod" pod="ns/p" attempt=1
-I1127 10:00:00.101000 1 schedule_one.go:640] "Plugin rejected node for pod" pod="ns/p" plugin="NodeAffinity" node="n1" code="UnschedulableAndUnresolvable" reason="node(s) didn't match Pod's node affinity/selector"
+I1127 10:00:00.101000 1 schedule_one.go:640] "Plugin rejected node for pod" pod="ns/p" plugin="NodeAffinity" node="n1" code="UnschedulableAndUnresolvable" status="node(s) didn't match Pod's node affinity/selector"
 I1127 10:00:00.102000 1 schedule_one.go:766] "Scheduling decision" pod="ns/p" attempt=1 result="unschedulable" reason="Unschedulable" message="0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
 I1127 10:00:00.103000 1 scheduling_queue.go:787] "Pod moved to an internal scheduling queue" pod="ns/p" event="ScheduleAttemptFailure" queue="Unschedulable" schedulingCycle=1 unschedulablePlugins=["NodeAffinity"]
 I1127 10:00:01.000000 1 eventhandlers.go:357] "Add event for node" node="n2"
 I1127 10:00:01.001000 1 scheduling_queue.go:311] "Pod moved to an internal scheduling queue" pod="ns/p" event="NodeAdd" queue="Backoff" backoff="1s"
 I1127 10:00:02.001000 1 scheduling_queue.go:311] "Pod moved to an internal scheduling queue" pod="ns/p" event="BackoffComplete" queue="Active"
 I1127 10:00:02.002000 1 schedule_one.go:112] "Attempting to schedule pod" pod="ns/p" attempt=2
-I1127 10:00:02.003000 1 schedule_one.go:640] "Plugin rejected node for pod" pod="ns/p" plugin="NodeAffinity" node="n1" code="UnschedulableAndUnresolvable" reason="node(s) didn't match Pod's node affinity/selector"
+I1127 10:00:02.003000 1 schedule_one.go:640] "Plugin rejected node for pod" pod="ns/p" plugin="NodeAffinity" node="n1" code="UnschedulableAndUnresolvable" status="node(s) didn't match Pod's node affinity/selector"
 I1127 10:00:02.003100 1 schedule_one.go:640] "Node passed the Filter plugins for pod" pod="ns/p" node="n2"
 I1127 10:00:02.004000 1 schedule_one.go:503] "Plugin's raw score of node for pod" pod="ns/p" plugin="NodeResourcesFit" node="n2" score=37 weight=1
 I1127 10:00:02.004100 1 schedule_one.go:503] "Plugin scored node for pod" pod="ns/p" plugin="NodeResourcesFit" node="n2" score=100

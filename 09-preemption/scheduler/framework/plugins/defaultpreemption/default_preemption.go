@@ -241,7 +241,9 @@ func (pl *DefaultPreemption) SelectVictimsOnNode(
 			victims = append(victims, p)
 			// Upstream's line: v1.37.1 logs each victim's group of pods;
 			// here a victim is one pod.
-			logger.V(5).Info("Pods are potential preemption victims on node", "pods", []klog.ObjectRef{klog.KObj(p)}, "node", nodeInfo.Node().Name)
+			if loggerV := logger.V(5); loggerV.Enabled() {
+				loggerV.Info("Pods are potential preemption victims on node", "pods", []klog.ObjectRef{klog.KObj(p)}, "node", nodeInfo.Node().Name)
+			}
 		}
 		return fits, nil
 	}
