@@ -193,7 +193,7 @@ func testReplayScoreTable(t *testing.T, b context.Context, recording, logPath, p
 	}
 	from, to := rec.Span()
 	url := fmt.Sprintf("http://%s/?pod=%s&t=%d", ln.Addr(), pod, to.Sub(from).Milliseconds())
-	if err := chromedp.Do(b, chromedp.Navigate(url), chromedp.WaitVisible(`.attempt.scheduled table.verdicts`)); err != nil {
+	if err := chromedp.Do(b, chromedp.Navigate(url), chromedp.WaitVisible("body[data-ready]"), chromedp.WaitVisible(`.attempt.scheduled table.verdicts`)); err != nil {
 		t.Fatal(err)
 	}
 	// The table of the attempt that bound the pod: every row's header

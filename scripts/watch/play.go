@@ -154,7 +154,7 @@ func Browser(path string) (context.Context, context.CancelFunc, error) {
 func Screenshot(ctx context.Context, url, selector, out string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(selector)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible("body[data-ready]"), chromedp.WaitVisible(selector)); err != nil {
 		return fmt.Errorf("%s: %w", url, err)
 	}
 	png, err := chromedp.Run(ctx, chromedp.Screenshot(selector))

@@ -319,19 +319,24 @@ async function replay(first) {
   render();
 }
 
-// A pod to show at once: ?pod=ns/name (the screenshots use it).
+// A pod to show at once, ?pod=ns/name, and in a replay a time, ?t=ms: the
+// screenshots use them, and wait for body[data-ready] before they shoot.
 selected = new URLSearchParams(location.search).get("pod");
-fetch("api/state").then((r) => r.json()).then((st) => {
+async function start() {
+  const st = await (await fetch("api/state")).json();
   if (st.mode === "replay") {
+    await replay(st);
     const t = new URLSearchParams(location.search).get("t");
     if (t !== null) {
-      fetch("api/state?t=" + t).then((r) => r.json()).then((at) => { replay(st).then(() => { state = at; document.getElementById("slider").value = t; render(); }); });
-    } else {
-      replay(st);
+      state = await (await fetch("api/state?t=" + t)).json();
+      document.getElementById("slider").value = t;
+      render();
     }
   } else {
     state = st;
     render();
     live();
   }
-});
+  document.body.dataset.ready = "true";
+}
+start();
