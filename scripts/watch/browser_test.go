@@ -105,6 +105,7 @@ func TestPageFollowsAScenario(t *testing.T) {
 		{"its binding", `.attempt-lane`, "scheduled on large"},
 	}
 	seen := map[string]bool{}
+	last := map[string]string{} // each check's last text, for the failure message
 	var results []e2e.Result
 	for done := false; !done; {
 		select {
@@ -117,6 +118,7 @@ func TestPageFollowsAScenario(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reading %s: %v", c.name, err)
 			}
+			last[c.name] = got
 			if strings.Contains(got, c.want) {
 				seen[c.name] = true
 			}
@@ -132,7 +134,7 @@ func TestPageFollowsAScenario(t *testing.T) {
 	}
 	for _, c := range checks {
 		if !seen[c.name] {
-			t.Errorf("the page never showed %s (%q in %s)", c.name, c.want, c.selector)
+			t.Errorf("the page never showed %s (%q in %s); last it showed %q", c.name, c.want, c.selector, last[c.name])
 		}
 	}
 	if err := r.Stop(); err != nil {

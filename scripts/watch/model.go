@@ -237,15 +237,21 @@ func (l *Lane) event(e Event) {
 	}
 }
 
-// enter moves a pod to a queue. A pod the apiserver says is bound stays
-// Bound: a late log line does not take it back.
+// enter records a pod's move to a queue at the time it happened. The log
+// is read a moment after it is written, so its lines can come after the
+// apiserver's news of the same pod: the pod bound, say, before the log's
+// move that led there. A move is put in its place in time, and only the
+// latest sets where the pod is now.
 func (p *Pod) enter(at time.Time, queue, event string) {
-	if p.Queue == Bound && queue != Bound {
-		return
+	i := len(p.Moves)
+	for i > 0 && p.Moves[i-1].At.After(at) {
+		i--
 	}
-	p.Queue = queue
-	p.Moves = append(p.Moves, Move{At: at, Queue: queue, Event: event})
-	p.BackoffUntil = nil
+	p.Moves = slices.Insert(p.Moves, i, Move{At: at, Queue: queue, Event: event})
+	if i == len(p.Moves)-1 {
+		p.Queue = queue
+		p.BackoffUntil = nil
+	}
 }
 
 func (p *Pod) attempt() *Attempt {
@@ -283,7 +289,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		}
 		p := l.pod(podName)
 		p.enter(r.Time, f["queue"], f["event"])
-		if d, err := time.ParseDuration(f["backoff"]); err == nil && f["queue"] == Backoff {
+		if d, err := time.ParseDuration(f["backoff"]); err == nil && f["queue"] == Backoff && p.Queue == Backoff {
 			l.Capabilities.BackoffExpiry = true
 			until := r.Time.Add(d)
 			p.BackoffUntil = &until

@@ -161,6 +161,33 @@ func TestModelEdges(t *testing.T) {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
+	t.Run("the log comes after the apiserver", func(t *testing.T) {
+		l := applyLines(t, `
+I1127 10:00:00.000000 1 scheduling_queue.go:1] "Pod moved to an internal scheduling queue" pod="ns/p" event="ScheduleAttemptFailure" queue="Unschedulable"
+`)
+		// The pod is bound at 10:00:02; the watcher hears it before it
+		// reads the lines of 10:00:01 that led there.
+		l.ApplyPod(at("10:00:02.000000"), &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "1"}, Spec: v1.PodSpec{NodeName: "n1"}}, false)
+		for _, line := range []string{
+			`I1127 10:00:01.000000 1 scheduling_queue.go:1] "Pod moved to an internal scheduling queue" pod="ns/p" event="NodeAdd" queue="Active"`,
+			`I1127 10:00:01.100000 1 schedule_one.go:1] "Attempting to schedule pod" pod="ns/p"`,
+			`I1127 10:00:01.200000 1 schedule_one.go:2] "Scheduling decision" pod="ns/p" result="scheduled" node="n1"`,
+		} {
+			r, _ := klogtext.Parse(line, 2026)
+			l.ApplyLog(r)
+		}
+		p := l.Pods["ns/p"]
+		var got []string
+		for _, m := range p.Moves {
+			got = append(got, m.Queue+" "+m.Event)
+		}
+		if diff := cmp.Diff([]string{"Unschedulable ScheduleAttemptFailure", "Active NodeAdd", "InFlight ", "Bound "}, got); diff != "" {
+			t.Errorf("moves (-want +got):\n%s", diff)
+		}
+		if p.Queue != Bound || len(p.Attempts) != 1 || p.Attempts[0].Result != "scheduled" {
+			t.Errorf("queue %q, attempts %+v: want Bound, one attempt that scheduled it", p.Queue, p.Attempts)
+		}
+	})
 	t.Run("a chapter without a queue waits for its retry", func(t *testing.T) {
 		l := applyLines(t, `
 I1127 10:00:00.000000 1 schedule_one.go:58] "Attempting to schedule pod" pod="ns/p"

@@ -51,7 +51,6 @@ func (l *Lane) ApplyPod(at time.Time, pod *v1.Pod, deleted bool) {
 	if deleted {
 		p.Deleted = true
 		p.enter(at, "Deleted", "")
-		p.Queue = "Deleted"
 		l.recount()
 		return
 	}
@@ -72,7 +71,6 @@ func (l *Lane) ApplyPod(at time.Time, pod *v1.Pod, deleted bool) {
 	}
 	if pod.Spec.NodeName != "" && p.Node == "" {
 		p.Node = pod.Spec.NodeName
-		p.Queue = ""
 		p.enter(at, Bound, "")
 	}
 	l.recount()
