@@ -477,7 +477,11 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		}
 		l.event(Event{At: r.Time, Source: "scheduler", Reason: r.Msg, Object: name(obj)})
 	case "Cluster event handled":
-		l.event(Event{At: r.Time, Source: "scheduler", Reason: f["event"], Message: "moved " + f["moved"] + " pods"})
+		// Only the events that moved pods: the handlers' own lines
+		// already list every event the scheduler received.
+		if n, _ := strconv.Atoi(f["moved"]); n > 0 {
+			l.event(Event{At: r.Time, Source: "scheduler", Reason: f["event"], Message: "moved " + f["moved"] + " pods"})
+		}
 	}
 }
 

@@ -37,18 +37,26 @@ func main() {
 }
 
 func run() error {
-	chapters := flag.String("chapter", "", "chapters to watch, comma-separated (08 or 08,10)")
-	vs := flag.String("vs", "", `"upstream" adds kube-scheduler v1.37.1 configured like the chapter`)
-	tools := flag.String("tools", ".cache/tools", "tools directory")
-	addr := flag.String("addr", "127.0.0.1:8765", "where to serve the page (127.0.0.1 only)")
-	record := flag.String("record", "", "record what the page shows to this file")
-	replay := flag.String("replay", "", "show a recording instead of a cluster")
-	kubeconfig := flag.String("kubeconfig", "", "watch this cluster instead of the local one (one chapter only)")
-	allowRemote := flag.Bool("allow-remote", false, "accept a kubeconfig whose apiserver is not on this machine")
-	clusterBin := flag.String("cluster-bin", ".cache/bin/cluster", "the local cluster's command (make up)")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	// A flag set of its own: controller-runtime, which envtest brings in,
+	// registers --kubeconfig on the global one.
+	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
+	chapters := fs.String("chapter", "", "chapters to watch, comma-separated (08 or 08,10)")
+	vs := fs.String("vs", "", `"upstream" adds kube-scheduler v1.37.1 configured like the chapter`)
+	tools := fs.String("tools", ".cache/tools", "tools directory")
+	addr := fs.String("addr", "127.0.0.1:8765", "where to serve the page (127.0.0.1 only)")
+	record := fs.String("record", "", "record what the page shows to this file")
+	replay := fs.String("replay", "", "show a recording instead of a cluster")
+	kubeconfig := fs.String("kubeconfig", "", "watch this cluster instead of the local one (one chapter only)")
+	allowRemote := fs.Bool("allow-remote", false, "accept a kubeconfig whose apiserver is not on this machine")
+	clusterBin := fs.String("cluster-bin", ".cache/bin/cluster", "the local cluster's command (make up)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if err := watch.CheckLoopback(*addr); err != nil {
 		return err
