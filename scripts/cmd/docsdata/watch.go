@@ -34,8 +34,15 @@ var shots = []shot{
 			p := lanes[0].Pods[pod]
 			return p != nil && p.Queue == watch.Unschedulable && len(lanes[0].Events) > 0
 		}},
-	{chapter: "08", scenario: "score-least-allocated", pod: "next", selector: "#attempts", out: "watch-attempts.png"},
-	{chapter: "09", scenario: "preemption-minimal-victims", pod: "high", selector: "#attempts", out: "watch-preemption.png"},
+	{chapter: "08", scenario: "score-least-allocated", pod: "next", selector: "#attempts", out: "watch-attempts.png", cond: bound},
+	{chapter: "09", scenario: "preemption-minimal-victims", pod: "high", selector: "#attempts", out: "watch-preemption.png", cond: bound},
+}
+
+// bound is the moment the pod is bound: its attempts are all in, and the
+// scenario has not yet deleted the nodes they judged.
+func bound(lanes []*watch.Lane, pod string) bool {
+	p := lanes[0].Pods[pod]
+	return p != nil && p.Queue == watch.Bound
 }
 
 // watchShots plays each shot's scenario once and writes its pictures to

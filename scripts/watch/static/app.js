@@ -139,6 +139,7 @@ const upstreamNote = "kube-scheduler v1.37.1 logs no Filter verdict per node, no
 function laneView(lane, i) {
   return h("section", {class: "lane", "data-lane": i},
     h("h2", {}, lane.name),
+    state.caption ? h("p", {class: "caption"}, state.caption) : null,
     h("p", {class: "caps"}, capabilities(lane)),
     lane.upstream ? h("p", {class: "caps"}, upstreamNote) : null,
     h("h3", {}, "Queue"), queueView(lane),
@@ -202,7 +203,7 @@ function attemptsView() {
   if (!selected) return;
   state.lanes.forEach((lane) => {
     const p = lane.pods.find((x) => x.name === selected);
-    const col = h("div", {class: "attempt-lane"}, h("h3", {}, lane.name));
+    const col = h("div", {class: "attempt-lane"}, h("h3", {}, lane.name), state.caption ? h("p", {class: "caption"}, state.caption) : null);
     if (!p) {
       col.append(h("p", {}, "no such pod here"));
     } else {
