@@ -106,13 +106,13 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	var names []string
-	var upstream []bool
+	header := Header{Started: time.Now()}
 	var targets []Target
 	var warning string
 	for i, l := range opts.Lanes {
-		names = append(names, l.Name)
-		upstream = append(upstream, l.Scheduler.Upstream)
+		header.Lanes = append(header.Lanes, l.Name)
+		header.Upstream = append(header.Upstream, l.Scheduler.Upstream)
+		header.Chapters = append(header.Chapters, l.Scheduler.Chapter)
 		kubeconfig := l.Kubeconfig
 		if kubeconfig == "" {
 			c, err := cluster.Start(ctx, cluster.Options{ToolsDir: opts.Tools, Dir: filepath.Join(opts.Dir, fmt.Sprintf("lane-%d", i+1))})
@@ -147,11 +147,11 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 			return nil, err
 		}
 		started.recFile = f
-		if rec, err = NewRecorder(f, Header{Lanes: names, Upstream: upstream, Started: time.Now()}); err != nil {
+		if rec, err = NewRecorder(f, header); err != nil {
 			return nil, err
 		}
 	}
-	started.Session = NewSession(names, upstream, rec)
+	started.Session = NewSession(header, rec)
 	follow, cancel := context.WithCancel(context.Background())
 	started.follow = follow
 	session := started.Session

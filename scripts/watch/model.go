@@ -49,8 +49,10 @@ const maxEvents = 500
 type Lane struct {
 	Name string `json:"name"`
 	// Upstream is kube-scheduler's lane: the page says what its log
-	// cannot show.
+	// cannot show. Chapter is a chapter's number: the page leaves out
+	// the queues a chapter does not have yet (backoffQ before 07).
 	Upstream bool
+	Chapter  int
 	Nodes    map[string]*Node
 	Pods     map[string]*Pod
 	// Groups are the pod groups the log names, by namespace/name.

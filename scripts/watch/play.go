@@ -82,7 +82,7 @@ func (p Play) Start(ctx context.Context) (*Played, error) {
 	r, err := Start(ctx, Options{
 		Tools: p.Tools, Dir: filepath.Join(p.Dir, "watch"), Addr: "127.0.0.1:0", Record: played.Recording,
 		Examples: filepath.Join(p.Root, "docs", "examples"),
-		Lanes:    []LaneSpec{{Name: c.Dir, Log: played.Logs[scenarios[0].Name]}},
+		Lanes:    []LaneSpec{{Name: c.Dir, Log: played.Logs[scenarios[0].Name], Scheduler: e2e.Scheduler{Chapter: c.Number}}},
 	})
 	if err != nil {
 		return nil, err

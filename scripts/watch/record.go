@@ -32,8 +32,10 @@ type Input struct {
 // Header is a recording's first line.
 type Header struct {
 	Lanes []string `json:"lanes"`
-	// Upstream marks kube-scheduler's lanes, by index.
+	// Upstream marks kube-scheduler's lanes, by index; Chapters gives
+	// the chapters' numbers.
 	Upstream []bool    `json:"upstream,omitempty"`
+	Chapters []int     `json:"chapters,omitempty"`
 	Started  time.Time `json:"started"`
 	// Caption says what was recorded, when and where; the replay shows
 	// it.
@@ -107,6 +109,9 @@ func (rec *Recording) At(t time.Time) []*Lane {
 	for i, name := range rec.Header.Lanes {
 		lanes[i] = NewLane(name)
 		lanes[i].Upstream = i < len(rec.Header.Upstream) && rec.Header.Upstream[i]
+		if i < len(rec.Header.Chapters) {
+			lanes[i].Chapter = rec.Header.Chapters[i]
+		}
 	}
 	for _, in := range rec.Inputs {
 		if in.At.After(t) {
@@ -152,6 +157,7 @@ func (r *Recorder) Flush() error { return r.w.Flush() }
 type View struct {
 	Name         string       `json:"name"`
 	Upstream     bool         `json:"upstream,omitempty"`
+	Chapter      int          `json:"chapter,omitempty"`
 	Start        time.Time    `json:"start"`
 	Capabilities Capabilities `json:"capabilities"`
 	Nodes        []*Node      `json:"nodes"`
@@ -162,7 +168,7 @@ type View struct {
 
 // View returns the lane as the page draws it.
 func (l *Lane) View() View {
-	v := View{Name: l.Name, Upstream: l.Upstream, Start: l.Start, Capabilities: l.Capabilities, Events: slices.Clone(l.Events)}
+	v := View{Name: l.Name, Upstream: l.Upstream, Chapter: l.Chapter, Start: l.Start, Capabilities: l.Capabilities, Events: slices.Clone(l.Events)}
 	for _, n := range l.Nodes {
 		v.Nodes = append(v.Nodes, n)
 	}

@@ -60,7 +60,7 @@ func TestControls(t *testing.T) {
 			if tt.replay {
 				s.Replay = &Recording{Header: Header{Lanes: []string{"a", "b"}}}
 			} else {
-				s.Session = NewSession([]string{"a", "b"}, nil, nil)
+				s.Session = NewSession(Header{Lanes: []string{"a", "b"}}, nil)
 			}
 			req := httptest.NewRequest(tt.method, "http://127.0.0.1:8765"+tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", "application/json")

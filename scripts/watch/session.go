@@ -51,14 +51,17 @@ func (s *Session) Close() {
 	s.followers.Wait()
 }
 
-// NewSession starts a session of lanes named names, upstream marking
-// kube-scheduler's; rec may be nil.
-func NewSession(names []string, upstream []bool, rec *Recorder) *Session {
+// NewSession starts a session of the lanes of h (its names, which are
+// kube-scheduler's, the chapters' numbers); rec may be nil.
+func NewSession(h Header, rec *Recorder) *Session {
 	s := &Session{rec: rec}
 	s.changed = sync.NewCond(&s.mu)
-	for i, n := range names {
+	for i, n := range h.Lanes {
 		l := NewLane(n)
-		l.Upstream = i < len(upstream) && upstream[i]
+		l.Upstream = i < len(h.Upstream) && h.Upstream[i]
+		if i < len(h.Chapters) {
+			l.Chapter = h.Chapters[i]
+		}
 		s.lanes = append(s.lanes, l)
 	}
 	return s

@@ -29,13 +29,19 @@ type shot struct {
 }
 
 var shots = []shot{
-	{chapter: "08", scenario: "queue-waits-for-node", pod: "big", selector: ".lane", out: "watch-queue.png",
-		cond: func(lanes []*watch.Lane, pod string) bool {
-			p := lanes[0].Pods[pod]
-			return p != nil && p.Queue == watch.Unschedulable && len(lanes[0].Events) > 0
-		}},
+	{chapter: "08", scenario: "queue-waits-for-node", pod: "big", selector: ".lane", out: "watch-queue.png", cond: waiting},
+	// The posts' own: chapter 03's scores, chapter 06's queue.
+	{chapter: "03", scenario: "score-least-allocated", pod: "next", selector: "#attempts", out: "watch-03-scores.png", cond: bound},
+	{chapter: "06", scenario: "queue-waits-for-node", pod: "big", selector: ".lane", out: "watch-06-queue.png", cond: waiting},
 	{chapter: "08", scenario: "score-least-allocated", pod: "next", selector: "#attempts", out: "watch-attempts.png", cond: bound},
 	{chapter: "09", scenario: "preemption-minimal-victims", pod: "high", selector: "#attempts", out: "watch-preemption.png", cond: bound},
+}
+
+// waiting is the moment the pod waits in the unschedulable pool, with
+// the event list drawn.
+func waiting(lanes []*watch.Lane, pod string) bool {
+	p := lanes[0].Pods[pod]
+	return p != nil && p.Queue == watch.Unschedulable && len(lanes[0].Events) > 0
 }
 
 // bound is the moment the pod is bound: its attempts are all in, and the

@@ -88,7 +88,10 @@ function queueView(lane) {
   // A group in the queue is one entry with its members not yet bound;
   // they are not drawn again on their own.
   const queued = new Set(lane.groups.filter((g) => g.queue).map((g) => g.name));
-  const shown = lane.capabilities.queue ? queues : queues.filter(([q]) => noQueue.has(q));
+  // A chapter's own queues: none before 06 (only what its log says),
+  // no backoffQ before 07.
+  let shown = lane.capabilities.queue ? queues : queues.filter(([q]) => noQueue.has(q));
+  if (lane.chapter && lane.chapter < 7 && !lane.upstream) shown = shown.filter(([q]) => q !== "Backoff");
   const cols = shown.map(([q, label]) => {
     const entries = [];
     for (const g of lane.groups) {
