@@ -51,14 +51,14 @@ function capabilities(lane) {
   (c.filterVerdicts ? have : lack).push("Filter verdicts per node");
   (c.scores ? have : lack).push("scores");
   (c.rawScores ? have : lack).push("raw scores");
-  (c.backoffExpiry ? have : lack).push("backoff ends");
+  if (!lane.chapter || lane.chapter >= 7 || lane.upstream) (c.backoffExpiry ? have : lack).push("backoff ends");
   if (c.preemption) have.push("preemption");
   if (c.podGroups) have.push("pod groups");
   return `Its log has shown ${have.join(", ") || "nothing yet"}` + (lack.length ? `; not (yet): ${lack.join(", ")}.` : ".");
 }
 
 const queues = [
-  ["Pending", "pending (not in the log yet)"],
+  ["Pending", "pending"],
   ["Active", "activeQ"],
   ["Backoff", "backoffQ"],
   ["Unschedulable", "unschedulable pool"],
@@ -193,7 +193,7 @@ function attemptView(lane, p, a, n) {
   const dur = a.end ? ((new Date(a.end) - new Date(a.start)) / 1000).toFixed(3) + "s" : "running";
   return h("div", {class: "attempt " + (a.result || "running")},
     h("h4", {}, `Attempt ${n} at ${since(lane, a.start)}: ${a.result || "in flight"}`, a.node ? " on " + a.node : "", ` (${dur}`,
-      a.evaluatedNodes ? `, ${a.evaluatedNodes} nodes evaluated, ${a.feasibleNodes} feasible` : "", ")"),
+      a.evaluatedNodes ? `, ${a.evaluatedNodes} ${a.evaluatedNodes === 1 ? "node" : "nodes"} evaluated, ${a.feasibleNodes} feasible` : "", ")"),
     a.message ? h("p", {class: "msg"}, a.message) : null,
     lane.capabilities.filterVerdicts ? null : h("p", {class: "hint"}, "This log has no per-node Filter verdict (kube-scheduler v1.37.1 logs none; the message above counts the reasons)."),
     table, preemption);
