@@ -281,3 +281,23 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// TestTools finds, for a test, the tools `make tools` builds:
+// $MINISCHED_TOOLS_DIR (make test sets it), else .cache/tools under root,
+// the repository. Missing tools are an error that says how to build them:
+// the tests fail on it, they do not skip.
+func TestTools(root string) (string, error) {
+	dir := os.Getenv("MINISCHED_TOOLS_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = filepath.Abs(filepath.Join(root, ".cache", "tools")); err != nil {
+			return "", err
+		}
+	}
+	for _, name := range []string{"kwok", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(dir, "bin", name)); err != nil {
+			return "", fmt.Errorf("no tools in %s: run `make tools` (make test does) or set MINISCHED_TOOLS_DIR", dir)
+		}
+	}
+	return dir, nil
+}

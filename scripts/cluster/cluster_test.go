@@ -16,16 +16,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// ToolsDir finds the tools `make tools` builds: $MINISCHED_TOOLS_DIR, else
-// .cache/tools at the repository root. Missing tools fail the test.
+// toolsDir finds the tools `make tools` builds (TestTools).
 func toolsDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("MINISCHED_TOOLS_DIR")
-	if dir == "" {
-		dir, _ = filepath.Abs(filepath.Join("..", "..", ".cache", "tools"))
-	}
-	if _, err := os.Stat(filepath.Join(dir, "bin", "kwok")); err != nil {
-		t.Fatalf("no tools in %s: run `make tools` (make test does) or set MINISCHED_TOOLS_DIR", dir)
+	dir, err := TestTools(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

@@ -16,37 +16,31 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"minisched/scripts/cluster"
 	"minisched/scripts/e2e"
 	"minisched/scripts/klogtext"
 )
 
-// toolsDir finds the tools make tools builds, as the cluster's test does.
+// toolsDir finds the tools `make tools` builds (cluster.TestTools).
 func toolsDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("MINISCHED_TOOLS_DIR")
-	if dir == "" {
-		dir, _ = filepath.Abs(filepath.Join("..", "..", ".cache", "tools"))
-	}
-	if _, err := os.Stat(filepath.Join(dir, "bin", "kwok")); err != nil {
-		t.Fatalf("no tools in %s: run `make tools` (make test does) or set MINISCHED_TOOLS_DIR", dir)
+	dir, err := cluster.TestTools(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
 
-// chromium returns Debian's Chromium. Without it the test is skipped with
-// one line (make test prints it too), or fails under CI, where .ci/run
-// installs it first.
+// chromium returns Debian's Chromium, or fails the test with how to
+// install it. make test leaves this test out on a machine without
+// Chromium, with one line that says so, except under CI.
 func chromium(t *testing.T) string {
 	t.Helper()
 	path, err := Chromium()
-	if err == nil {
-		return path
-	}
-	if os.Getenv("CI") == "true" {
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Skip(err)
-	return ""
+	return path
 }
 
 // browser starts a headless Chromium for the test.

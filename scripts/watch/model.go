@@ -62,9 +62,6 @@ type Lane struct {
 	Capabilities Capabilities
 	// Start is the time of the first input: the page's clock starts there.
 	Start time.Time
-	// preempting is the pod whose PostFilter is running: Filter lines
-	// logged meanwhile are dry runs, not the attempt's verdicts.
-	preempting map[string]bool
 	// eventIndex finds an Event object's line by its UID.
 	eventIndex map[string]int
 }
@@ -198,7 +195,7 @@ type Event struct {
 
 // NewLane returns an empty lane.
 func NewLane(name string) *Lane {
-	return &Lane{Name: name, Nodes: map[string]*Node{}, Pods: map[string]*Pod{}, Groups: map[string]*Group{}, preempting: map[string]bool{}, eventIndex: map[string]int{}}
+	return &Lane{Name: name, Nodes: map[string]*Node{}, Pods: map[string]*Pod{}, Groups: map[string]*Group{}, eventIndex: map[string]int{}}
 }
 
 func (l *Lane) clock(at time.Time) {
@@ -329,7 +326,6 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		p := l.pod(podName)
 		p.enter(r.Time, InFlight, "")
 		p.Attempts = append(p.Attempts, &Attempt{Start: r.Time})
-		delete(l.preempting, podName)
 		if g := f["podGroup"]; g != "" {
 			p.PodGroup = g
 			l.member(g, podName)
@@ -340,32 +336,23 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		g.Queue = InFlight
 		g.Moves = append(g.Moves, Move{At: r.Time, Queue: InFlight})
 
-	// Filter and Score.
-	case "Plugin rejected node for pod":
-		if l.preempting[podName] {
-			return
-		}
+	// Filter and Score. These lines come from the attempt's own Filter
+	// pass (findNodesThatPassFilters), never from a preemption's dry run.
+	case "Plugin rejected node for pod", "Node passed the Filter plugins for pod":
 		l.Capabilities.FilterVerdicts = true
-		if a := l.pod(podName).attempt(); a != nil {
+		if a := l.attemptOf(podName); a != nil {
 			if a.Filter == nil {
 				a.Filter = map[string]Verdict{}
 			}
-			a.Filter[name(f["node"])] = Verdict{Plugin: f["plugin"], Reason: f["status"]}
-		}
-	case "Node passed the Filter plugins for pod":
-		if l.preempting[podName] {
-			return
-		}
-		l.Capabilities.FilterVerdicts = true
-		if a := l.pod(podName).attempt(); a != nil {
-			if a.Filter == nil {
-				a.Filter = map[string]Verdict{}
+			var v Verdict // passed
+			if r.Msg == "Plugin rejected node for pod" {
+				v = Verdict{Plugin: f["plugin"], Reason: f["status"]}
 			}
-			a.Filter[name(f["node"])] = Verdict{}
+			a.Filter[name(f["node"])] = v
 		}
 	case "Plugin scored node for pod", "Plugin's raw score of node for pod":
 		l.Capabilities.Scores = true
-		a := l.pod(podName).attempt()
+		a := l.attemptOf(podName)
 		if a == nil {
 			return
 		}
@@ -382,54 +369,45 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 			s.Normalized = ptr(s.Weighted / *s.Weight)
 		}
 	case "Calculated node's final score for pod":
-		if a := l.pod(podName).attempt(); a != nil {
+		if a := l.attemptOf(podName); a != nil {
 			if a.Totals == nil {
 				a.Totals = map[string]int64{}
 			}
 			a.Totals[name(f["node"])] = integer(f["score"])
 		}
 
-	// Preemption.
+	// Preemption. The preemptor is the logger's pod: scheduleOne puts it
+	// on the logger, and PostFilter and SelectVictimsOnNode log through
+	// the context's.
 	case "Dry run the preemption":
-		// The pod is the logger's: both dialects log it under "pod".
-		if podName != "" {
-			l.preempting[podName] = true
-			l.Capabilities.Preemption = true
-			if a := l.pod(podName).attempt(); a != nil && a.Preemption == nil {
-				a.Preemption = &Preemption{}
-			}
+		l.Capabilities.Preemption = true
+		if a := l.attemptOf(podName); a != nil {
+			a.preemption()
 		}
 	case "Pods are potential preemption victims on node":
-		// The preemptor is the logger's pod (scheduleOne puts it there,
-		// and SelectVictimsOnNode logs through the context's logger).
-		a := l.pod(podName).attempt()
-		if podName == "" || a == nil || a.Preemption == nil {
+		a := l.attemptOf(podName)
+		if a == nil {
 			return
 		}
-		if a.Preemption.Candidates == nil {
-			a.Preemption.Candidates = map[string][]string{}
+		pre := a.preemption()
+		if pre.Candidates == nil {
+			pre.Candidates = map[string][]string{}
 		}
 		// One line per victim (or victim group) on the node.
 		node := name(f["node"])
 		for _, v := range objectRefs(f["pods"]) {
-			if !slices.Contains(a.Preemption.Candidates[node], v) {
-				a.Preemption.Candidates[node] = append(a.Preemption.Candidates[node], v)
+			if !slices.Contains(pre.Candidates[node], v) {
+				pre.Candidates[node] = append(pre.Candidates[node], v)
 			}
 		}
 	case "the target node for the preemption is determined":
 		l.Capabilities.Preemption = true
-		if a := l.pod(podName).attempt(); a != nil {
-			if a.Preemption == nil {
-				a.Preemption = &Preemption{}
-			}
-			a.Preemption.Node = name(f["node"])
+		if a := l.attemptOf(podName); a != nil {
+			a.preemption().Node = name(f["node"])
 		}
 	case "No preemption candidate is found; preemption is not helpful for scheduling", "Preemption will not help schedule pod on any node":
-		if a := l.pod(podName).attempt(); a != nil {
-			if a.Preemption == nil {
-				a.Preemption = &Preemption{}
-			}
-			a.Preemption.Result = r.Msg
+		if a := l.attemptOf(podName); a != nil {
+			a.preemption().Result = r.Msg
 		}
 	case "Preemptor Pod preempted victim Pod":
 		// The eviction runs after the attempt, maybe while the next one
@@ -501,7 +479,6 @@ func (l *Lane) decide(at time.Time, podName, result, node, message string, f map
 		return
 	}
 	p := l.pod(podName)
-	delete(l.preempting, podName)
 	a := p.attempt()
 	if a == nil || a.End != nil {
 		// kube-scheduler's success line comes from the binding cycle,
@@ -530,6 +507,23 @@ func (l *Lane) decide(at time.Time, podName, result, node, message string, f map
 		// Chapters 02-05 have no queue: the pod waits for its retry.
 		p.Queue = Pending
 	}
+}
+
+// attemptOf returns the pod's latest attempt, or nil for a line with no
+// pod or a pod with no attempt yet.
+func (l *Lane) attemptOf(pod string) *Attempt {
+	if pod == "" {
+		return nil
+	}
+	return l.pod(pod).attempt()
+}
+
+// preemption returns the attempt's preemption, made on first use.
+func (a *Attempt) preemption() *Preemption {
+	if a.Preemption == nil {
+		a.Preemption = &Preemption{}
+	}
+	return a.Preemption
 }
 
 func (a *Attempt) score(node, plugin string) *Score {

@@ -131,9 +131,9 @@ func Chromium() (string, error) {
 	return "", errors.New(InstallChromium)
 }
 
-// InstallChromium is what the tests and make docs-data say when Chromium
-// is missing.
-const InstallChromium = "Chromium is not installed: the browser tests of make watch did not run (sudo apt-get install chromium)"
+// InstallChromium is what the browser test and make docs-data say when
+// Chromium is missing.
+const InstallChromium = "Chromium is not installed (sudo apt-get install chromium): make watch's browser tests and pictures need it"
 
 // Browser starts a headless Chromium; cancel stops it.
 func Browser(path string) (context.Context, context.CancelFunc, error) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"minisched/scripts/cluster"
 )
 
 // TestUpDown drives the command as `make up` and `make down` do: up prints
@@ -18,12 +20,9 @@ import (
 // with the kubeconfig, down stops every process and removes the state
 // directory, and a second down says nothing runs.
 func TestUpDown(t *testing.T) {
-	tools := os.Getenv("MINISCHED_TOOLS_DIR")
-	if tools == "" {
-		tools, _ = filepath.Abs(filepath.Join("..", "..", "..", ".cache", "tools"))
-	}
-	if _, err := os.Stat(filepath.Join(tools, "bin", "kubectl")); err != nil {
-		t.Fatalf("no tools in %s: run `make tools` or set MINISCHED_TOOLS_DIR", tools)
+	tools, err := cluster.TestTools(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "cluster")
 	if out, err := exec.Command("go", "build", "-race", "-o", bin, ".").CombinedOutput(); err != nil {
