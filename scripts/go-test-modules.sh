@@ -18,7 +18,7 @@ cmds=()
 skip=()
 [[ -n "${GO_TEST_SKIP:-}" ]] && skip=(-skip "${GO_TEST_SKIP}")
 for m in "$@"; do
-  printf -v cmd '%q ' bash "${here}/stage.sh" "go test ${m}" env -C "${m}" GOWORK=off go test -race -count=1 -ldflags=-w "${skip[@]}" ./...
+  printf -v cmd '%q ' bash "${here}/stage.sh" "go test ${m}" env -C "${m}" GOWORK=off go test -race -count=1 -ldflags=-w ${skip[@]+"${skip[@]}"} ./...
   cmds+=("${cmd}")
 done
 exec bash "${here}/parallel.sh" "${jobs}" "${cmds[@]}"
