@@ -170,7 +170,7 @@ func testReplayScoreTable(t *testing.T, b context.Context, recording, logPath, p
 	sc := bufio.NewScanner(lf)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
 	for sc.Scan() {
-		r, ok := klogtext.Parse(sc.Text(), 2026)
+		r, ok := klogtext.Parse(sc.Text(), time.Now().Year())
 		if !ok || r.Fields["pod"] != pod {
 			continue
 		}

@@ -62,6 +62,11 @@ type Lane struct {
 	Capabilities Capabilities
 	// Start is the time of the first input: the page's clock starts there.
 	Start time.Time
+	// PendingPods is the scheduler's own count of its pending pods by queue
+	// (the scheduler_pending_pods gauge of its /metrics, chapters 06 on
+	// and kube-scheduler), last read: a check on the queue the page
+	// rebuilds from the log.
+	PendingPods map[string]float64
 	// eventIndex finds an Event object's line by its UID.
 	eventIndex map[string]int
 }
@@ -253,6 +258,18 @@ func (p *Pod) enter(at time.Time, queue, event string) {
 	}
 }
 
+// enter records a group's move. The chapters log one line per member for
+// the same move, a few microseconds apart: a move to the queue the group
+// is already in, for the same event, is that same move. (A group leaves
+// a queue before it can enter it again.)
+func (g *Group) enter(at time.Time, queue, event string) {
+	if n := len(g.Moves); n > 0 && g.Queue == queue && g.Moves[n-1].Event == event {
+		return
+	}
+	g.Queue = queue
+	g.Moves = append(g.Moves, Move{At: at, Queue: queue, Event: event})
+}
+
 func (p *Pod) attempt() *Attempt {
 	if len(p.Attempts) == 0 {
 		return nil
@@ -275,9 +292,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		"Entity moved to an internal scheduling queue because the Pod is updated":
 		l.Capabilities.Queue = true
 		if isGroup(f["type"]) {
-			g := l.group(f["entity"])
-			g.Queue = f["queue"]
-			g.Moves = append(g.Moves, Move{At: r.Time, Queue: f["queue"], Event: f["event"]})
+			l.group(f["entity"]).enter(r.Time, f["queue"], f["event"])
 			return
 		}
 		if podName == "" {
@@ -298,8 +313,14 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		} else if plugins, ok := f["unschedulable plugins"]; ok {
 			p.UnschedulablePlugins = klogtext.Strings(plugins)
 		}
-		if f["podGroup"] != "" {
-			p.PodGroup = f["podGroup"]
+		if g := f["podGroup"]; g != "" {
+			// Chapters 11 and 12 log a pod group's move once per member
+			// (logMove in their scheduling_queue.go), where upstream logs
+			// one line with type podgroup: the group moves with them.
+			l.Capabilities.PodGroups = true
+			p.PodGroup = g
+			l.member(g, podName)
+			l.group(g).enter(r.Time, f["queue"], f["event"])
 		}
 	case "Pod moved to an internal scheduling queue, because it is gated", "Entity moved to an internal scheduling queue, because it is gated":
 		l.Capabilities.Queue = true
@@ -314,9 +335,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		p.GatingPlugin = f["gatingPlugin"]
 	case "Pod group moved to an internal scheduling queue":
 		l.Capabilities.PodGroups = true
-		g := l.group(f["podGroup"])
-		g.Queue = f["queue"]
-		g.Moves = append(g.Moves, Move{At: r.Time, Queue: f["queue"], Event: f["event"]})
+		l.group(f["podGroup"]).enter(r.Time, f["queue"], f["event"])
 
 	// An attempt starts.
 	case "Attempting to schedule pod", "Attempting to schedule a pod belonging to a pod group":
@@ -332,9 +351,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		}
 	case "Attempting to schedule pod group":
 		l.Capabilities.PodGroups = true
-		g := l.group(f["podGroup"])
-		g.Queue = InFlight
-		g.Moves = append(g.Moves, Move{At: r.Time, Queue: InFlight})
+		l.group(f["podGroup"]).enter(r.Time, InFlight, "")
 
 	// Filter and Score. These lines come from the attempt's own Filter
 	// pass (findNodesThatPassFilters), never from a preemption's dry run.

@@ -1,7 +1,10 @@
 package watch
 
 import (
+	"bufio"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -209,6 +212,30 @@ I1127 10:00:00.200000 1 schedule_one_podgroup.go:3] "Successfully scheduled a po
 			t.Errorf("group %+v (a pod of its name: %v), want out of the queue with member ns/a", g, phantom)
 		}
 	})
+	t.Run("a chapter's pod group moves as one entry", func(t *testing.T) {
+		// Chapters 11 and 12 log a group's move once per member, with
+		// its podGroup (logMove in their scheduling_queue.go).
+		l := applyLines(t, `
+I1127 10:00:00.000000 1 scheduling_queue.go:280] "Pod moved to an internal scheduling queue" pod="ns/a" event="PodAdd" queue="Active" podGroup="ns/g"
+I1127 10:00:00.000010 1 scheduling_queue.go:280] "Pod moved to an internal scheduling queue" pod="ns/b" event="PodAdd" queue="Active" podGroup="ns/g"
+I1127 10:00:00.100000 1 schedule_one_podgroup.go:100] "Attempting to schedule pod group" podGroup="ns/g" pods=2 attempt=1
+I1127 10:00:00.200000 1 schedule_one_podgroup.go:475] "Unable to schedule a pod group" podGroup="ns/g" unschedulablePods=2 err="0/1 nodes are available"
+I1127 10:00:00.201000 1 scheduling_queue.go:758] "Pod group moved to an internal scheduling queue" podGroup="ns/g" queue="Unschedulable" schedulingCycle=1 pods=2
+I1127 10:00:01.000000 1 scheduling_queue.go:280] "Pod moved to an internal scheduling queue" pod="ns/a" event="NodeAdd" queue="Backoff" podGroup="ns/g" backoff="1s"
+I1127 10:00:01.000010 1 scheduling_queue.go:280] "Pod moved to an internal scheduling queue" pod="ns/b" event="NodeAdd" queue="Backoff" podGroup="ns/g" backoff="1s"
+`)
+		g := l.Groups["ns/g"]
+		var got []string
+		for _, m := range g.Moves {
+			got = append(got, m.Queue+" "+m.Event)
+		}
+		if diff := cmp.Diff([]string{"Active PodAdd", "InFlight ", "Unschedulable ", "Backoff NodeAdd"}, got); diff != "" {
+			t.Errorf("the group's moves (-want +got):\n%s", diff)
+		}
+		if g.Queue != Backoff || !slices.Equal(g.Members, []string{"ns/a", "ns/b"}) || !l.Capabilities.PodGroups {
+			t.Errorf("group %+v, capabilities %+v: want in backoffQ with members ns/a and ns/b, pod groups seen", g, l.Capabilities)
+		}
+	})
 	t.Run("victims go to the attempt that chose their node", func(t *testing.T) {
 		l := applyLines(t, `
 I1127 10:00:00.000000 1 schedule_one.go:1] "Attempting to schedule pod" pod="ns/high"
@@ -242,4 +269,101 @@ I1127 10:00:00.006000 1 executor.go:1] "Preemptor Pod preempted victim Pod" pree
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestParsePendingPods reads the queue gauge out of /metrics pages as the
+// chapters and kube-scheduler serve them.
+func TestParsePendingPods(t *testing.T) {
+	tests := []struct {
+		name string
+		page string
+		want map[string]float64
+	}{
+		{
+			name: "kube-scheduler",
+			page: `# HELP scheduler_pending_pods [STABLE] Number of pending pods, by the queue type.
+# TYPE scheduler_pending_pods gauge
+scheduler_pending_pods{queue="active"} 2
+scheduler_pending_pods{queue="backoff"} 0
+scheduler_pending_pods{queue="gated"} 1
+scheduler_pending_pods{queue="unschedulable"} 3
+scheduler_pending_pods_total 7
+`,
+			want: map[string]float64{"active": 2, "backoff": 0, "gated": 1, "unschedulable": 3},
+		},
+		{
+			name: "two profiles add up",
+			page: "scheduler_pending_pods{profile=\"a\",queue=\"active\"} 1\nscheduler_pending_pods{profile=\"b\",queue=\"active\"} 2\n",
+			want: map[string]float64{"active": 3},
+		},
+		{
+			name: "a chapter without the gauge",
+			page: "scheduler_schedule_attempts_total{profile=\"mini-scheduler\",result=\"scheduled\"} 4\n",
+			want: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parsePendingPods(strings.NewReader(tt.page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestKubeSchedulerLog reads a real log: kube-scheduler v1.37.1 with
+// UpstreamFlags, configured like chapter 10 (make watch CHAPTER=10
+// VS=upstream), while three pods filled three nodes, a pod too big for any
+// node waited, and two pods of higher priority each preempted one.
+func TestKubeSchedulerLog(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "kube-scheduler-v1.37.1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l := NewLane("kube-scheduler")
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for sc.Scan() {
+		if r, ok := klogtext.Parse(sc.Text(), 2026); ok {
+			l.ApplyLog(r)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	low := l.Pods["default/low"]
+	if low == nil || len(low.Attempts) != 2 {
+		t.Fatalf("default/low: %+v, want two attempts", low)
+	}
+	want := &Preemption{
+		Candidates: map[string][]string{"node-a": {"default/p1"}, "node-b": {"default/p2"}, "node-c": {"default/p3"}},
+		Node:       "node-c", Victims: []string{"default/p3"},
+	}
+	if diff := cmp.Diff(want, low.Attempts[0].Preemption); diff != "" {
+		t.Errorf("default/low's preemption (-want +got):\n%s", diff)
+	}
+	got := []string{low.Attempts[0].Result, low.Attempts[1].Result, low.Attempts[1].Node}
+	if diff := cmp.Diff([]string{"unschedulable", "scheduled", "node-c"}, got); diff != "" {
+		t.Errorf("default/low's results (-want +got):\n%s", diff)
+	}
+	huge := l.Pods["default/huge"]
+	if diff := cmp.Diff([]string{"NodeResourcesFit", "TaintToleration"}, huge.UnschedulablePlugins); diff != "" {
+		t.Errorf("default/huge's rejecting plugins (-want +got):\n%s", diff)
+	}
+	p1 := l.Pods["default/p1"].attempt()
+	if diff := cmp.Diff(map[string]int64{"node-a": 447, "node-b": 447, "node-c": 447}, p1.Totals); diff != "" {
+		t.Errorf("default/p1's totals (-want +got):\n%s", diff)
+	}
+	if p1.Node != "node-a" || p1.EvaluatedNodes != 4 || p1.FeasibleNodes != 3 {
+		t.Errorf("default/p1's attempt %+v, want node-a of 3 feasible among 4", p1)
+	}
+	wantCaps := Capabilities{Queue: true, Scores: true, Preemption: true}
+	if diff := cmp.Diff(wantCaps, l.Capabilities); diff != "" {
+		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
 }

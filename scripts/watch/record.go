@@ -27,6 +27,9 @@ type Input struct {
 	Node    *v1.Node        `json:"node,omitempty"`
 	Event   *eventsv1.Event `json:"event,omitempty"`
 	Deleted bool            `json:"deleted,omitempty"`
+	// PendingPods is the scheduler's scheduler_pending_pods gauge by queue,
+	// read from its /metrics.
+	PendingPods map[string]float64 `json:"pendingPods,omitempty"`
 }
 
 // Header is a recording's first line.
@@ -59,6 +62,8 @@ func Apply(lanes []*Lane, in Input) error {
 		l.ApplyNode(in.At, in.Node, in.Deleted)
 	case in.Event != nil:
 		l.ApplyEvent(in.At, in.Event, in.Deleted)
+	case in.PendingPods != nil:
+		l.PendingPods = in.PendingPods
 	}
 	return nil
 }
@@ -164,11 +169,13 @@ type View struct {
 	Pods         []*Pod       `json:"pods"`
 	Groups       []*Group     `json:"groups"`
 	Events       []Event      `json:"events"`
+	// PendingPods is scheduler_pending_pods by queue, from /metrics.
+	PendingPods map[string]float64 `json:"pendingPods,omitempty"`
 }
 
 // View returns the lane as the page draws it.
 func (l *Lane) View() View {
-	v := View{Name: l.Name, Upstream: l.Upstream, Chapter: l.Chapter, Start: l.Start, Capabilities: l.Capabilities, Events: slices.Clone(l.Events)}
+	v := View{Name: l.Name, Upstream: l.Upstream, Chapter: l.Chapter, Start: l.Start, Capabilities: l.Capabilities, Events: slices.Clone(l.Events), PendingPods: l.PendingPods}
 	for _, n := range l.Nodes {
 		v.Nodes = append(v.Nodes, n)
 	}

@@ -5,8 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
+	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -264,4 +269,78 @@ func (s *Session) followLog(ctx context.Context, i int, path string) error {
 			return nil
 		}
 	}
+}
+
+// FollowMetrics feeds lane i with the scheduler's scheduler_pending_pods
+// gauge, read from its /metrics at url once a second until ctx is done,
+// each time it changes. A scheduler without the gauge (chapters before 06)
+// or not answering yet gives nothing.
+func (s *Session) FollowMetrics(ctx context.Context, i int, url string, client *http.Client) {
+	s.followers.Go(func() {
+		var last map[string]float64
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			pending, err := readPendingPods(ctx, client, url)
+			if err != nil || pending == nil || maps.Equal(pending, last) {
+				continue
+			}
+			last = pending
+			s.Input(Input{Lane: i, PendingPods: pending})
+		}
+	})
+}
+
+// readPendingPods reads scheduler_pending_pods{queue="..."} from a
+// Prometheus text page. It returns nil when the page has no such gauge.
+func readPendingPods(ctx context.Context, client *http.Client, url string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return parsePendingPods(resp.Body)
+}
+
+// parsePendingPods picks the lines scheduler_pending_pods{queue="active"} 3
+// out of a Prometheus text page.
+func parsePendingPods(r io.Reader) (map[string]float64, error) {
+	var out map[string]float64
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "scheduler_pending_pods{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		queue := ""
+		for _, l := range strings.Split(labels, ",") {
+			if v, ok := strings.CutPrefix(l, `queue="`); ok {
+				queue = strings.TrimSuffix(v, `"`)
+			}
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if queue == "" || err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[queue] += n // one series per profile
+	}
+	return out, sc.Err()
 }

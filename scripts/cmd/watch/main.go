@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -92,11 +93,15 @@ func run() error {
 	if *vs == "upstream" && len(chosen) != 1 {
 		return errors.New("--vs upstream goes with one chapter")
 	}
-	dir, err := filepath.Abs(filepath.Join(".cache", "watch"))
+	base, err := filepath.Abs(filepath.Join(".cache", "watch"))
 	if err != nil {
 		return err
 	}
-	_ = os.RemoveAll(dir)
+	// Each make watch keeps its clusters and logs in a folder of its own,
+	// so that a second one leaves the first one's alone; the folders of
+	// runs that have ended go.
+	removeEnded(base)
+	dir := filepath.Join(base, fmt.Sprintf("run-%d", os.Getpid()))
 	binDir := filepath.Join(dir, "bin")
 	var lanes []watch.LaneSpec
 	for _, c := range chosen {
@@ -157,6 +162,31 @@ func run() error {
 	<-ctx.Done()
 	fmt.Println("Stopping ...")
 	return r.Stop()
+}
+
+// removeEnded removes what earlier runs of make watch left under base:
+// the folders run-PID of processes that no longer exist.
+func removeEnded(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "run-"))
+		if err == nil && pid != os.Getpid() && processExists(pid) {
+			continue
+		}
+		if pid != os.Getpid() {
+			_ = os.RemoveAll(filepath.Join(base, e.Name()))
+		}
+	}
+}
+
+// processExists says whether a process of that ID runs (signal 0 checks
+// without sending anything; EPERM means it runs as someone else).
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func serveReplay(ctx context.Context, path, addr string) error {

@@ -110,6 +110,16 @@ function queueView(lane) {
   return h("div", {class: "queue", style: `grid-template-columns: repeat(${shown.length}, minmax(0, 1fr))`}, cols);
 }
 
+// The scheduler's own count of its queue, from its /metrics
+// (scheduler_pending_pods): what the columns below rebuild from its log,
+// pod by pod.
+function pendingView(lane) {
+  const p = lane.pendingPods;
+  if (!p) return null;
+  const parts = ["active", "backoff", "unschedulable", "gated"].filter((q) => q in p).map((q) => `${q} ${p[q]}`);
+  return h("p", {class: "caps metrics"}, "scheduler_pending_pods on its /metrics: " + parts.join(", "));
+}
+
 function nodesView(lane) {
   return h("div", {class: "nodes"}, lane.nodes.map((n) =>
     h("div", {class: "node", "data-node": n.name},
@@ -145,7 +155,7 @@ function laneView(lane, i) {
     state.caption ? h("p", {class: "caption"}, state.caption) : null,
     h("p", {class: "caps"}, capabilities(lane)),
     lane.upstream ? h("p", {class: "caps"}, upstreamNote) : null,
-    h("h3", {}, "Queue"), queueView(lane),
+    h("h3", {}, "Queue"), pendingView(lane), queueView(lane),
     h("h3", {}, "Nodes"), nodesView(lane),
     h("h3", {}, "Events"), eventsView(lane));
 }
