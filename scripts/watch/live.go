@@ -176,8 +176,8 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 			if err := proc.WaitServing(); err != nil {
 				return nil, fmt.Errorf("%s: %w (see %s)", l.Name, err, logPath)
 			}
-			url, client := metricsEndpoint(l.Scheduler, proc.Addr())
-			started.Session.FollowMetrics(follow, i, url, client)
+			metricsURL, client := metricsEndpoint(l.Scheduler, proc.Addr())
+			started.Session.FollowMetrics(follow, i, metricsURL, client)
 		}
 		started.Logs = append(started.Logs, logPath)
 		started.Session.FollowLog(follow, i, logPath)

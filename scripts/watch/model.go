@@ -185,6 +185,8 @@ type Group struct {
 	// Members are its pods the log or the apiserver named.
 	Members []string `json:"members"`
 	Result  string   `json:"result,omitempty"`
+	// moveMembers are the members whose lines the last move has had.
+	moveMembers map[string]bool
 }
 
 // Event is a line for the page's event list: a cluster event the
@@ -259,15 +261,22 @@ func (p *Pod) enter(at time.Time, queue, event string) {
 }
 
 // enter records a group's move. The chapters log one line per member for
-// the same move, a few microseconds apart: a move to the queue the group
-// is already in, for the same event, is that same move. (A group leaves
-// a queue before it can enter it again.)
-func (g *Group) enter(at time.Time, queue, event string) {
-	if n := len(g.Moves); n > 0 && g.Queue == queue && g.Moves[n-1].Event == event {
+// one move of the group, a few microseconds apart (logMove in their
+// scheduling_queue.go): a member's line joins the move the last line
+// started when it goes to the same queue for the same event and that
+// member has not been seen in it yet. member is "" for a line about the
+// whole group.
+func (g *Group) enter(at time.Time, queue, event, member string) {
+	if n := len(g.Moves); n > 0 && member != "" && g.Queue == queue && g.Moves[n-1].Event == event && !g.moveMembers[member] {
+		g.moveMembers[member] = true
 		return
 	}
 	g.Queue = queue
 	g.Moves = append(g.Moves, Move{At: at, Queue: queue, Event: event})
+	g.moveMembers = map[string]bool{}
+	if member != "" {
+		g.moveMembers[member] = true
+	}
 }
 
 func (p *Pod) attempt() *Attempt {
@@ -292,7 +301,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		"Entity moved to an internal scheduling queue because the Pod is updated":
 		l.Capabilities.Queue = true
 		if isGroup(f["type"]) {
-			l.group(f["entity"]).enter(r.Time, f["queue"], f["event"])
+			l.group(f["entity"]).enter(r.Time, f["queue"], f["event"], "")
 			return
 		}
 		if podName == "" {
@@ -320,7 +329,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 			l.Capabilities.PodGroups = true
 			p.PodGroup = g
 			l.member(g, podName)
-			l.group(g).enter(r.Time, f["queue"], f["event"])
+			l.group(g).enter(r.Time, f["queue"], f["event"], podName)
 		}
 	case "Pod moved to an internal scheduling queue, because it is gated", "Entity moved to an internal scheduling queue, because it is gated":
 		l.Capabilities.Queue = true
@@ -334,8 +343,12 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		p.enter(r.Time, Gated, f["event"])
 		p.GatingPlugin = f["gatingPlugin"]
 	case "Pod group moved to an internal scheduling queue":
+		// After its cycle. The members' lines of the same move may have
+		// come first (to activeQ or backoffQ), with the event.
 		l.Capabilities.PodGroups = true
-		l.group(f["podGroup"]).enter(r.Time, f["queue"], f["event"])
+		if g := l.group(f["podGroup"]); g.Queue != f["queue"] {
+			g.enter(r.Time, f["queue"], f["event"], "")
+		}
 
 	// An attempt starts.
 	case "Attempting to schedule pod", "Attempting to schedule a pod belonging to a pod group":
@@ -351,7 +364,7 @@ func (l *Lane) ApplyLog(r klogtext.Record) {
 		}
 	case "Attempting to schedule pod group":
 		l.Capabilities.PodGroups = true
-		l.group(f["podGroup"]).enter(r.Time, InFlight, "")
+		l.group(f["podGroup"]).enter(r.Time, InFlight, "", "")
 
 	// Filter and Score. These lines come from the attempt's own Filter
 	// pass (findNodesThatPassFilters), never from a preemption's dry run.

@@ -236,6 +236,28 @@ I1127 10:00:01.000010 1 scheduling_queue.go:280] "Pod moved to an internal sched
 			t.Errorf("group %+v, capabilities %+v: want in backoffQ with members ns/a and ns/b, pod groups seen", g, l.Capabilities)
 		}
 	})
+	t.Run("a chapter's pod group back to backoffQ after its cycle", func(t *testing.T) {
+		// After a failed cycle the members' lines and then the group's
+		// line say the same move; a later move with the same queue and
+		// event, after a pop the log does not show, is a move again.
+		l := applyLines(t, `
+I1127 10:00:00.100000 1 schedule_one_podgroup.go:100] "Attempting to schedule pod group" podGroup="ns/g" pods=2 attempt=1
+I1127 10:00:00.200000 1 schedule_one_podgroup.go:475] "Unable to schedule a pod group" podGroup="ns/g" unschedulablePods=2 err="0/1 nodes are available"
+I1127 10:00:00.201000 1 scheduling_queue.go:280] "Pod moved to an internal scheduling queue" pod="ns/a" event="ScheduleAttemptFailure" queue="Backoff" podGroup="ns/g"
+I1127 10:00:00.201010 1 scheduling_queue.go:280] "Pod moved to an internal scheduling queue" pod="ns/b" event="ScheduleAttemptFailure" queue="Backoff" podGroup="ns/g"
+I1127 10:00:00.201020 1 scheduling_queue.go:758] "Pod group moved to an internal scheduling queue" podGroup="ns/g" queue="Backoff" schedulingCycle=1 pods=2
+I1127 10:00:02.000000 1 scheduling_queue.go:280] "Pod moved to an internal scheduling queue" pod="ns/a" event="ScheduleAttemptFailure" queue="Backoff" podGroup="ns/g"
+I1127 10:00:02.000010 1 scheduling_queue.go:280] "Pod moved to an internal scheduling queue" pod="ns/b" event="ScheduleAttemptFailure" queue="Backoff" podGroup="ns/g"
+`)
+		var got []string
+		for _, m := range l.Groups["ns/g"].Moves {
+			got = append(got, m.Queue+" "+m.Event)
+		}
+		want := []string{"InFlight ", "Backoff ScheduleAttemptFailure", "Backoff ScheduleAttemptFailure"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the group's moves (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("victims go to the attempt that chose their node", func(t *testing.T) {
 		l := applyLines(t, `
 I1127 10:00:00.000000 1 schedule_one.go:1] "Attempting to schedule pod" pod="ns/high"

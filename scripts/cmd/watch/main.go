@@ -172,13 +172,12 @@ func removeEnded(base string) {
 		return
 	}
 	for _, e := range entries {
-		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "run-"))
-		if err == nil && pid != os.Getpid() && processExists(pid) {
+		rest, isRun := strings.CutPrefix(e.Name(), "run-")
+		pid, err := strconv.Atoi(rest)
+		if isRun && err == nil && pid > 0 && (pid == os.Getpid() || processExists(pid)) {
 			continue
 		}
-		if pid != os.Getpid() {
-			_ = os.RemoveAll(filepath.Join(base, e.Name()))
-		}
+		_ = os.RemoveAll(filepath.Join(base, e.Name()))
 	}
 }
 

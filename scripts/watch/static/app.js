@@ -117,6 +117,7 @@ function pendingView(lane) {
   const p = lane.pendingPods;
   if (!p) return null;
   const parts = ["active", "backoff", "unschedulable", "gated"].filter((q) => q in p).map((q) => `${q} ${p[q]}`);
+  if (!parts.length) return null;
   return h("p", {class: "caps metrics"}, "scheduler_pending_pods on its /metrics: " + parts.join(", "));
 }
 
