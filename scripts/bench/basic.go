@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,8 +16,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -451,12 +455,24 @@ func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
 	return nil
 }
 
-// cleanup deletes a run's pods and every node, and waits until they are
-// gone. One DeleteCollection of the 11,000 pods of a 5,000-node run can
-// outlast the apiserver's request timeout and leave pods behind; the
-// chapters that List every pod at every attempt (02 to 04) then measured
-// a sixth of their speed in the runs that followed. So it deletes again
-// until a List finds nothing, and says so if it gives up.
+// cleanup deletes a run's pods and PodGroups and every node, and waits
+// until they are gone. One DeleteCollection of the 11,000 pods of a
+// 5,000-node run can outlast the apiserver's request timeout and leave pods
+// behind; the chapters that List every pod at every attempt (02 to 04)
+// then measured a sixth of their speed in the runs that followed. So it
+// deletes again until a List finds nothing, and says so if it gives up.
+//
+// The PodGroups matter as much: a scheduler with the GenericWorkload gate
+// (chapters 11 on, kube-scheduler like 11) keeps a state for every
+// PodGroup in the cluster, and copies the changed ones into its snapshot
+// at every cycle after a walk over all of them (updatePodGroupStateSnapshot
+// in pkg/scheduler/backend/cache/cache.go). When three rounds of
+// GangScheduling left 9,000 PodGroups behind, chapter 11 spent two thirds
+// more CPU per pod at 5,000 nodes in the runs that followed, and was
+// slower than kube-scheduler's defaults, which do not watch PodGroups.
+// A deleted PodGroup stays until its finalizer is gone, which
+// releasePodGroups sees to once the pods are. The API is not served
+// without the gate: a NotFound there means there is nothing to delete.
 func cleanup(client kubernetes.Interface, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -465,19 +481,55 @@ func cleanup(client kubernetes.Interface, ns string) {
 	for {
 		_ = client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
 		_ = client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		_ = client.SchedulingV1beta1().PodGroups(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		pods, err1 := client.CoreV1().Pods(ns).List(ctx, one)
 		nodes, err2 := client.CoreV1().Nodes().List(ctx, one)
-		if err1 == nil && err2 == nil && len(pods.Items) == 0 && len(nodes.Items) == 0 {
+		if err1 == nil && len(pods.Items) == 0 {
+			releasePodGroups(ctx, client, ns)
+		}
+		groups, err3 := client.SchedulingV1beta1().PodGroups(ns).List(ctx, one)
+		noGroups := apierrors.IsNotFound(err3) || (err3 == nil && len(groups.Items) == 0)
+		if err1 == nil && err2 == nil && noGroups && len(pods.Items) == 0 && len(nodes.Items) == 0 {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(os.Stderr, "bench: pods or nodes of %s still there after 10 minutes: the runs that follow are not clean\n", ns)
+			fmt.Fprintf(os.Stderr, "bench: pods, PodGroups or nodes of %s still there after 10 minutes: the runs that follow are not clean\n", ns)
 			return
 		case <-time.After(time.Second):
 		}
 	}
 }
+
+// releasePodGroups takes the PodGroupProtection finalizer off the
+// namespace's PodGroups once no pod is left in it. The apiserver's
+// PodGroupProtection admission puts it on every PodGroup it creates
+// (plugin/pkg/admission/scheduling/podgroupprotection), and kube-controller-
+// manager's podgroupprotection controller takes it off when no pod uses the
+// group. The bench cluster has no controller manager, so a deleted PodGroup
+// would wait for it forever, and stay in every scheduler's cache.
+func releasePodGroups(ctx context.Context, client kubernetes.Interface, ns string) {
+	groups, err := client.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, pg := range groups.Items {
+		if !slices.Contains(pg.Finalizers, podGroupProtectionFinalizer) {
+			continue
+		}
+		rest := slices.DeleteFunc(slices.Clone(pg.Finalizers), func(f string) bool { return f == podGroupProtectionFinalizer })
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": rest, "resourceVersion": pg.ResourceVersion}})
+		if err != nil {
+			continue
+		}
+		_, _ = client.SchedulingV1beta1().PodGroups(ns).Patch(ctx, pg.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+}
+
+// podGroupProtectionFinalizer is the apiserver's
+// (scheduling.PodGroupProtectionFinalizer in pkg/apis/scheduling, which the
+// harness does not import).
+const podGroupProtectionFinalizer = "scheduling.k8s.io/podgroup-protection"
 
 // forEach runs do(0..n-1) on 16 workers and returns the first error.
 func forEach(ctx context.Context, n int, do func(i int) error) error {
