@@ -125,7 +125,7 @@ func (e *Env) profileWindow(ctx context.Context, t Target, proc *e2e.Process, ns
 	path := filepath.Join(e.LogDir, ns+".cpu.pprof")
 	done := make(chan error, 1)
 	switch {
-	case t.Sched.Upstream:
+	case t.Sched.IsKubeScheduler():
 		go func() { done <- fetchProfile(ctx, proc.Addr(), e.ProfileWindow, path) }()
 	case t.Profile != "":
 		if err := toggleProfile(proc); err != nil {

@@ -113,7 +113,7 @@ func (e *Env) RunRequeue(ctx context.Context, t Target, cfg RequeueConfig, run i
 	if proc.Exited() {
 		return res, fmt.Errorf("%s exited: %v", t.Name, proc.Err())
 	}
-	if res.Attempts, err = scrapeAttempts(ctx, proc.Addr(), t.Sched.Upstream); err != nil {
+	if res.Attempts, err = scrapeAttempts(ctx, proc.Addr(), t.Sched.IsKubeScheduler()); err != nil {
 		return res, err
 	}
 	res.Wasted = res.Attempts - 2*cfg.Pods

@@ -53,7 +53,16 @@ type Scheduler struct {
 	// Upstream marks kube-scheduler replaying a chapter's scenario (make
 	// compare): it plays in a namespace of its own, with a log of its own.
 	Upstream bool
+	// KubeScheduler marks a scheduler that is kube-scheduler, built by
+	// upstream or by chapter 13 with its plugins: it logs as kube-scheduler
+	// does (no "Scheduling decision" lines to count), serves its metrics
+	// over HTTPS, and exits 1 when stopped without leader election.
+	KubeScheduler bool
 }
+
+// IsKubeScheduler says whether the scheduler is kube-scheduler: upstream's
+// or chapter 13's.
+func (s Scheduler) IsKubeScheduler() bool { return s.Upstream || s.KubeScheduler }
 
 // Runner plays scenarios on one cluster.
 type Runner struct {
@@ -141,11 +150,11 @@ func (r *Runner) Run(ctx context.Context, sc *Scenario, sched Scheduler) Result 
 		}
 		// kube-scheduler without leader election exits 1 when stopped
 		// ("finished without leader elect"); the chapters must exit 0.
-		if err := ru.proc.Stop(!sched.Upstream); err != nil {
+		if err := ru.proc.Stop(!sched.IsKubeScheduler()); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
-	if !sched.Upstream {
+	if !sched.IsKubeScheduler() {
 		attempts, err := countAttempts(res.Log, ru.ns)
 		if err != nil {
 			problems = append(problems, err.Error())

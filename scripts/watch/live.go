@@ -197,7 +197,7 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 // HTTP, kube-scheduler over HTTPS with its self-signed certificate, which
 // is not checked (the address is on 127.0.0.1, and make watch started it).
 func metricsEndpoint(s e2e.Scheduler, addr string) (string, *http.Client) {
-	if !s.Upstream {
+	if !s.IsKubeScheduler() {
 		return "http://" + addr + "/metrics", &http.Client{Timeout: 5 * time.Second}
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // loopback, our own process

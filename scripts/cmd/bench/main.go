@@ -120,7 +120,7 @@ func printProfile(t bench.Target, r bench.Result, window time.Duration) error {
 	// The binary resolves the profile's symbols: env's last argument for
 	// a chapter built with the hook, the first for kube-scheduler.
 	bin := t.Sched.Command[0]
-	if !t.Sched.Upstream {
+	if !t.Sched.IsKubeScheduler() {
 		bin = t.Sched.Command[len(t.Sched.Command)-1]
 	}
 	top, err := bench.TopFunctions(bin, r.Profile, 40)

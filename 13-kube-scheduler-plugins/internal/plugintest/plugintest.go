@@ -1,0 +1,189 @@
+// Package plugintest runs the chapter's plugins through upstream's
+// framework runtime, as the in-tree plugins' own tests do
+// (pkg/scheduler/framework/plugins/*/..._test.go build theirs with
+// frameworkruntime.NewFramework): a framework built from a profile, with the
+// in-tree registry and the chapter's, over a snapshot of nodes and pods.
+// What a test sees is what kube-scheduler's scheduling cycle would see at
+// each extension point.
+package plugintest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"minisched/13-kube-scheduler-plugins/pkg/registry"
+)
+
+// LoadProfile reads a KubeSchedulerConfiguration file the way
+// kube-scheduler does (options.LoadConfigFromFile: decoded, converted and
+// defaulted, default plugins merged in) and returns its only profile.
+func LoadProfile(t testing.TB, logger klog.Logger, file string) config.KubeSchedulerProfile {
+	t.Helper()
+	cfg, err := options.LoadConfigFromFile(logger, file)
+	if err != nil {
+		t.Fatalf("loading %s: %v", file, err)
+	}
+	if len(cfg.Profiles) != 1 {
+		t.Fatalf("%s has %d profiles, want 1", file, len(cfg.Profiles))
+	}
+	return cfg.Profiles[0]
+}
+
+// Registry is kube-scheduler's: the in-tree plugins and the chapter's.
+func Registry(t testing.TB) frameworkruntime.Registry {
+	t.Helper()
+	r := frameworkplugins.NewInTreeRegistry()
+	ours, err := registry.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Merge(ours); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Framework is upstream's framework, and the plugin instances it built,
+// by name, for tests that look inside one.
+type Framework struct {
+	framework.Framework
+	Plugins map[string]fwk.Plugin
+}
+
+// NewFramework builds upstream's framework for the profile over a
+// snapshot of the nodes and the pods on them. Its goroutines stop when ctx
+// is cancelled (ktesting's context is, at the end of the test).
+func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedulerProfile, nodes []*v1.Node, pods []*v1.Pod) *Framework {
+	t.Helper()
+	client := fake.NewClientset()
+	snapshot := cache.NewSnapshot(pods, nodes)
+	built := map[string]fwk.Plugin{}
+	r := Registry(t)
+	for name, factory := range r {
+		r[name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			p, err := factory(ctx, args, h)
+			built[name] = p
+			return p, err
+		}
+	}
+	fw, err := frameworkruntime.NewFramework(ctx, r, &profile,
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
+		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+	)
+	if err != nil {
+		t.Fatalf("building the framework for profile %s: %v", profile.SchedulerName, err)
+	}
+	return &Framework{Framework: fw, Plugins: built}
+}
+
+// Profile reads one profile written in YAML, as it would appear under
+// profiles: in a KubeSchedulerConfiguration (without its schedulerName),
+// through LoadProfile: the in-tree plugins' args are then defaulted by
+// upstream's own defaulting, and the chapter's reach their factories as
+// kube-scheduler hands them over. A test profile usually starts with
+//
+//	plugins:
+//	  multiPoint: {disabled: [{name: "*"}]}
+//	  queueSort: {enabled: [{name: PrioritySort}]}
+//	  bind: {enabled: [{name: DefaultBinder}]}
+//
+// and enables only what it tests, as upstream's plugin tests register
+// only theirs.
+func Profile(t testing.TB, profile string) config.KubeSchedulerProfile {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: mini-scheduler\n")
+	for _, line := range strings.Split(strings.Trim(profile, "\n"), "\n") {
+		b.WriteString("  " + line + "\n")
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return LoadProfile(t, klog.Background(), file)
+}
+
+// Verdict is what a scheduling cycle decided about one node for a pod.
+type Verdict struct {
+	// Filter is the Filter plugins' status: "" when the node passed, or
+	// the first failing plugin's code and reasons.
+	Filter string
+	// Scores are the Score plugins' weighted scores by plugin, and Total
+	// their sum, for the nodes that passed.
+	Scores map[string]int64
+	Total  int64
+}
+
+// Cycle runs PreFilter, Filter on every node, PreScore and Score on the
+// nodes that passed, as schedulePod in schedule_one.go does (without its
+// shortcuts: every node is filtered and every feasible node scored, even
+// one alone). It returns the PreFilter status, if not a success, and a
+// verdict per node.
+func Cycle(ctx context.Context, t testing.TB, fw *Framework, pod *v1.Pod) (string, map[string]Verdict) {
+	t.Helper()
+	state := framework.NewCycleState()
+	pre, s, _ := fw.RunPreFilterPlugins(ctx, state, pod)
+	if !s.IsSuccess() {
+		return statusString(s), nil
+	}
+	infos, err := fw.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Verdict{}
+	var feasible []fwk.NodeInfo
+	for _, ni := range infos {
+		name := ni.Node().Name
+		if pre != nil && !pre.AllNodes() && !pre.NodeNames.Has(name) {
+			out[name] = Verdict{Filter: "not in PreFilterResult"}
+			continue
+		}
+		if s := fw.RunFilterPlugins(ctx, state, pod, ni); !s.IsSuccess() {
+			out[name] = Verdict{Filter: statusString(s)}
+			continue
+		}
+		feasible = append(feasible, ni)
+	}
+	if len(feasible) == 0 {
+		return "", out
+	}
+	if s := fw.RunPreScorePlugins(ctx, state, pod, feasible); !s.IsSuccess() {
+		t.Fatalf("PreScore: %v", s)
+	}
+	scores, s := fw.RunScorePlugins(ctx, state, pod, feasible)
+	if !s.IsSuccess() {
+		t.Fatalf("Score: %v", s)
+	}
+	for _, ns := range scores {
+		v := Verdict{Scores: map[string]int64{}, Total: ns.TotalScore}
+		for _, ps := range ns.Scores {
+			v.Scores[ps.Name] = ps.Score
+		}
+		out[ns.Name] = v
+	}
+	return "", out
+}
+
+// statusString is a status's code, plugin and reasons, comparable across
+// two plugins that should agree (the plugin's name is left out).
+func statusString(s *fwk.Status) string {
+	return s.Code().String() + ": " + s.Message()
+}
