@@ -6,7 +6,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -217,24 +216,6 @@ func schedulerConfig(t *testing.T, name, kubeconfig string, args map[string]map[
 		t.Fatal(err)
 	}
 	return path
-}
-
-// logBuffer collects the scheduler's log for a test to read.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // runScheduler runs kube-scheduler v1.37.1 with the chapter's plugins in
