@@ -37,13 +37,9 @@ const DefaultPluginsConfig = "nodecost"
 // requests, as the harness runs kube-scheduler (upstreamScheduler). flags
 // are kube-scheduler's (-v, --vmodule, --feature-gates).
 func PluginsScheduler(root, dir, bin, config string, client Client, flags ...string) (Scheduler, error) {
-	file := filepath.Join(root, PluginsDir, "config", config+".yaml")
-	data, err := os.ReadFile(file)
+	data, err := readPluginsConfig(root, config)
 	if err != nil {
-		return Scheduler{}, fmt.Errorf("chapter %d has no configuration %q (%s): it has %s", PluginsChapter, config, file, strings.Join(PluginsConfigs, ", "))
-	}
-	if _, err := pluginsConfig(data, "kubeconfig", client); err != nil {
-		return Scheduler{}, fmt.Errorf("%s: %w", file, err)
+		return Scheduler{}, err
 	}
 	return Scheduler{
 		Chapter:       PluginsChapter,
@@ -53,7 +49,7 @@ func PluginsScheduler(root, dir, bin, config string, client Client, flags ...str
 		Args: func(kubeconfig, addr string) []string {
 			out, err := pluginsConfig(data, kubeconfig, client)
 			if err != nil {
-				panic(err) // checked above, with another kubeconfig
+				panic(err) // readPluginsConfig checked it
 			}
 			cfg := filepath.Join(dir, filepath.Base(filepath.Dir(kubeconfig))+"-"+PluginsDir+"-"+config+".yaml")
 			if err := os.WriteFile(cfg, out, 0o644); err != nil {
@@ -64,6 +60,35 @@ func PluginsScheduler(root, dir, bin, config string, client Client, flags ...str
 				"--bind-address=" + host, "--secure-port=" + port}
 		},
 	}, nil
+}
+
+// WritePluginsConfig writes chapter 13's configuration `config`, with the
+// cluster's kubeconfig and the client given, to path: the file make demo
+// CHAPTER=13 runs the chapter with, and prints for the reader to run again.
+func WritePluginsConfig(root, config, kubeconfig, path string, client Client) error {
+	data, err := readPluginsConfig(root, config)
+	if err != nil {
+		return err
+	}
+	out, err := pluginsConfig(data, kubeconfig, client)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// readPluginsConfig reads one of chapter 13's configurations and checks
+// that the harness can complete it.
+func readPluginsConfig(root, config string) ([]byte, error) {
+	file := filepath.Join(root, PluginsDir, "config", config+".yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("chapter %d has no configuration %q (%s): it has %s", PluginsChapter, config, file, strings.Join(PluginsConfigs, ", "))
+	}
+	if _, err := pluginsConfig(data, "kubeconfig", ChapterClient); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return data, nil
 }
 
 // pluginsConfig is a chapter 13 configuration with the harness's client,
