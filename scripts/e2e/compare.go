@@ -141,6 +141,13 @@ leaderElection:
 // server on 127.0.0.1; scores logged (-v=10 for schedule_one.go only), as
 // the chapters log theirs.
 func UpstreamScheduler(toolsDir, dir string, chapter int) (Scheduler, error) {
+	if chapter == PluginsChapter {
+		// Chapter 13 is kube-scheduler with its plugins: it is compared
+		// with kube-scheduler's own defaults, the same gates on both.
+		return upstreamScheduler(toolsDir, dir, "kube-scheduler-defaults.yaml",
+			func(kubeconfig string) string { return UpstreamDefaultsConfig(kubeconfig, ChapterClient) },
+			chapter, "kube-scheduler (defaults)", "-v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=10", "--feature-gates=GenericWorkload=true")
+	}
 	return upstreamScheduler(toolsDir, dir, fmt.Sprintf("kube-scheduler-%02d.yaml", chapter),
 		func(kubeconfig string) string { return UpstreamConfig(chapter, kubeconfig, ChapterClient) },
 		chapter, "kube-scheduler", "-v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=10", upstreamFeatureGates(chapter))

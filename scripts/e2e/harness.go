@@ -53,6 +53,20 @@ type Harness struct {
 	// thing at a time.
 	Cluster *cluster.Cluster
 	Runner  *Runner
+	// Root is the repository's root.
+	Root string
+}
+
+// ChapterScheduler returns how to run chapter c's binary with flags (the
+// verbosity and the like, which kube-scheduler takes too): the chapters'
+// command line, or for chapter 13 kube-scheduler's, with its default
+// configuration and the GenericWorkload gate (pod groups, as the scenarios
+// of chapter 11 on need).
+func (h *Harness) ChapterScheduler(c Chapter, flags ...string) (Scheduler, error) {
+	if c.Number == PluginsChapter {
+		return PluginsScheduler(h.Root, h.Dir, h.Binaries[c.Number], DefaultPluginsConfig, ChapterClient, append(flags, "--feature-gates=GenericWorkload=true")...)
+	}
+	return Scheduler{Chapter: c.Number, Label: c.Dir, Command: append([]string{h.Binaries[c.Number]}, flags...)}, nil
 }
 
 // Setup loads the scenarios, builds the selected chapters for which keep
@@ -66,7 +80,7 @@ func Setup(ctx context.Context, f Flags, keep func(Chapter) bool) (*Harness, err
 	if err != nil {
 		return nil, err
 	}
-	h := &Harness{Binaries: map[int]string{}}
+	h := &Harness{Binaries: map[int]string{}, Root: f.Root}
 	for _, sc := range all {
 		if filter.MatchString(sc.Name) {
 			h.Scenarios = append(h.Scenarios, sc)

@@ -60,6 +60,14 @@ func run() error {
 	var jobs []job
 	for _, c := range h.Chapters {
 		ours := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=2", "--vmodule=schedule_one=10"}}
+		if c.Number == e2e.PluginsChapter {
+			// Chapter 13 with its own NodeResourcesFit, against
+			// kube-scheduler's defaults.
+			if ours, err = e2e.PluginsScheduler(h.Root, h.Dir, h.Binaries[c.Number], "fit", e2e.ChapterClient,
+				"-v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=10", "--feature-gates=GenericWorkload=true"); err != nil {
+				return err
+			}
+		}
 		upstream, err := e2e.UpstreamScheduler(f.Tools, h.Dir, c.Number)
 		if err != nil {
 			return err

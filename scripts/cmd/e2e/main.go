@@ -54,7 +54,10 @@ func run() error {
 	}
 	var jobs []job
 	for _, c := range h.Chapters {
-		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], fmt.Sprintf("-v=%d", *verbosity)}}
+		sched, err := h.ChapterScheduler(c, fmt.Sprintf("-v=%d", *verbosity))
+		if err != nil {
+			return err
+		}
 		for _, sc := range h.Scenarios {
 			if sc.AppliesTo(c.Number) {
 				jobs = append(jobs, job{sched, c.Dir, sc})
