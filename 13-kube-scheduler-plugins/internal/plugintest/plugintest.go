@@ -67,10 +67,14 @@ type Framework struct {
 }
 
 // NewFramework builds upstream's framework for the profile over a
-// snapshot of the nodes and the pods on them. Its goroutines stop when ctx
-// is cancelled (ktesting's context is, at the end of the test).
+// snapshot of the nodes and the pods on them. The framework starts
+// goroutines (its metrics recorder) that run until its context is
+// cancelled: NewFramework cancels it when the test ends (ktesting's
+// context is never cancelled).
 func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedulerProfile, nodes []*v1.Node, pods []*v1.Pod) *Framework {
 	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
 	client := fake.NewClientset()
 	snapshot := cache.NewSnapshot(pods, nodes)
 	built := map[string]fwk.Plugin{}
@@ -110,15 +114,24 @@ func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedule
 func Profile(t testing.TB, profile string) config.KubeSchedulerProfile {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: mini-scheduler\n")
+	b.WriteString("profiles:\n- schedulerName: mini-scheduler\n")
 	for _, line := range strings.Split(strings.Trim(profile, "\n"), "\n") {
 		b.WriteString("  " + line + "\n")
 	}
+	return LoadProfile(t, klog.Background(), WriteConfig(t, b.String()))
+}
+
+// WriteConfig writes a KubeSchedulerConfiguration of the given body (what
+// follows its apiVersion and kind) to a file of the test's, and returns
+// its path.
+func WriteConfig(t testing.TB, body string) string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+	data := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return LoadProfile(t, klog.Background(), file)
+	return file
 }
 
 // Verdict is what a scheduling cycle decided about one node for a pod.

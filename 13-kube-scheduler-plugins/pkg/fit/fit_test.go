@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -375,6 +376,10 @@ func TestSameEvents(t *testing.T) {
 		{"a running pod scaled down in CPU", 3, running, runningSmaller},
 		{"a running pod scaled down in memory only", 3, runningMem, runningMemSmaller},
 		{"the pod itself scaled down", 4, target, target},
+		{"a DeviceClass for the pod's extended resource added", 2, nil, deviceClass("gpus", "example.com/gpu")},
+		{"a DeviceClass for another resource added", 2, nil, deviceClass("fpgas", "example.com/fpga")},
+		{"a DeviceClass given the pod's extended resource", 2, deviceClass("gpus", ""), deviceClass("gpus", "example.com/gpu")},
+		{"a DeviceClass updated, its resource the same", 2, deviceClass("gpus", "example.com/gpu"), deviceClass("gpus", "example.com/gpu")},
 	}
 	logger, _ := ktesting.NewTestContext(t)
 	for _, c := range changes {
@@ -389,6 +394,16 @@ func TestSameEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deviceClass is a DRA DeviceClass that provides an extended resource
+// (none for "").
+func deviceClass(name, extended string) *resourceapi.DeviceClass {
+	c := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if extended != "" {
+		c.Spec.ExtendedResourceName = &extended
+	}
+	return c
 }
 
 // TestArgs checks that Fit takes NodeResourcesFit's args and refuses what

@@ -43,12 +43,15 @@ func newScorer(strategy *config.ScoringStrategy) (*resourceAllocationScorer, err
 // podRequestList is the pod's request of each of the strategy's
 // resources, as NodeResourcesFit scores them in v1.37.1:
 //   - a container that names no CPU or memory request counts as asking
-//     for 100m and 200Mi, on the pod's side as on the node's (whose
-//     NonZeroRequested counts its pods the same way);
+//     for 100m and 200Mi. The node's NonZeroRequested counts its pods the
+//     same way (PodInfo.CalculateResource in pkg/scheduler/framework/types.go),
+//     so a node full of pods without requests does not look empty;
 //   - pod-level requests are left out: NewFit never passes the
 //     PodLevelResources gate to the scorer it embeds, so its scores use the
-//     containers' sum even where its Filter uses the pod-level requests
-//     (NodeResourcesBalancedAllocation does pass it).
+//     containers' sum even where its Filter uses the pod-level requests.
+//     On the node's side, NonZeroRequested does count the pod-level
+//     requests of the pods already there: the two sides disagree
+//     (NodeResourcesBalancedAllocation passes the gate, and agrees).
 //
 // Both make the CPU a node seems to have in use differ from the sum
 // kubectl describe node shows, which is what kubernetes/kubernetes#130445

@@ -16,6 +16,14 @@
 //
 // Run it with config/random.yaml, which turns every other Score plugin off:
 // with another one on, the total would no longer be ours alone.
+//
+// Random does not implement SignPlugin, on purpose. With
+// OpportunisticBatching (KEP-5598, beta and on by default since v1.35,
+// kube_features.go), kube-scheduler may reuse one pod's scored node list
+// for the next pod with the same signature, which would hand that pod the
+// same "random" node. A Score plugin that cannot sign pods turns
+// signatures off for its whole profile (computeBatchablePlugins in
+// framework/runtime/framework.go), and every pod gets a choice of its own.
 package random
 
 import (
@@ -77,7 +85,6 @@ var (
 	_ fwk.ScorePlugin    = &Random{}
 	_ fwk.ReservePlugin  = &Random{}
 	_ fwk.PostBindPlugin = &Random{}
-	_ fwk.SignPlugin     = &Random{}
 )
 
 // New builds the plugin from its args. Its signature is
@@ -99,10 +106,10 @@ func New(_ context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error
 // Name returns the plugin's name.
 func (pl *Random) Name() string { return Name }
 
-// preScoreState is the choice PreScore made for one pod.
+// preScoreState is what PreScore saw and chose for one pod.
 type preScoreState struct {
-	// feasible is how many nodes the choice was made among.
-	feasible int
+	// feasible are the names of the nodes that passed every Filter.
+	feasible []string
 	chosen   string
 }
 
@@ -110,7 +117,8 @@ type preScoreState struct {
 func (s *preScoreState) Clone() fwk.StateData { return s }
 
 // PreScore is the one place a plugin sees all the feasible nodes together
-// (Score sees one node per call, in parallel), so it chooses here.
+// (Score sees one node per call, in parallel), so it keeps them and
+// chooses among them here.
 //
 // kube-scheduler calls no PreScore or Score plugin when one node alone is
 // feasible: schedulePod in schedule_one.go returns that node at once.
@@ -118,10 +126,14 @@ func (pl *Random) PreScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, n
 	if len(nodes) == 0 {
 		return fwk.NewStatus(fwk.Skip)
 	}
+	s := &preScoreState{feasible: make([]string, len(nodes))}
+	for i, n := range nodes {
+		s.feasible[i] = n.Node().Name
+	}
 	pl.mu.Lock()
-	i := pl.rnd.IntN(len(nodes))
+	s.chosen = s.feasible[pl.rnd.IntN(len(s.feasible))]
 	pl.mu.Unlock()
-	state.Write(preScoreStateKey, &preScoreState{feasible: len(nodes), chosen: nodes[i].Node().Name})
+	state.Write(preScoreStateKey, s)
 	return nil
 }
 
@@ -180,16 +192,20 @@ func (pl *Random) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 }
 
 // PostBind runs after the Binding succeeded. It cannot fail the pod any
-// more: it is for bookkeeping and logs.
+// more: it is for bookkeeping and logs. A pod can be bound without a
+// random choice: when one node alone was feasible, or when the pod was
+// nominated to a node and fit there (evaluateNominatedNode in
+// schedule_one.go), the framework skips PreScore and Score.
 func (pl *Random) PostBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	pl.mu.Lock()
 	delete(pl.reserved, pod.UID)
 	pl.mu.Unlock()
-	feasible := 1 // schedulePod skipped PreScore: one node was feasible
-	if s, err := getPreScoreState(state); err == nil {
-		feasible = s.feasible
+	logger := klog.FromContext(ctx)
+	if s, err := getPreScoreState(state); err == nil && s.chosen == nodeName {
+		logger.V(2).Info("Bound pod to a randomly chosen node", "pod", klog.KObj(pod), "node", nodeName, "feasibleNodes", len(s.feasible))
+		return
 	}
-	klog.FromContext(ctx).V(2).Info("Bound pod to a randomly chosen node", "pod", klog.KObj(pod), "node", nodeName, "feasibleNodes", feasible)
+	logger.V(2).Info("Bound pod without a random choice", "pod", klog.KObj(pod), "node", nodeName)
 }
 
 // Reserved returns a copy of the choices between Reserve and PostBind or
@@ -202,16 +218,4 @@ func (pl *Random) Reserved() map[types.UID]string {
 		out[k] = v
 	}
 	return out
-}
-
-// SignPod refuses to sign any pod. With OpportunisticBatching (KEP-5598,
-// beta and on by default since v1.35, kube_features.go), kube-scheduler may reuse one pod's scored node
-// list for the next pod with the same signature, which would hand the
-// next pod the same "random" node. A plugin that does not implement
-// SignPlugin turns signatures off for the whole profile
-// (computeBatchablePlugins in framework/runtime/framework.go); refusing with
-// Unschedulable turns them off only for the pods this plugin scores, and
-// says why (frameworkImpl.SignPod logs it at -v=5).
-func (pl *Random) SignPod(_ context.Context, _ *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	return nil, fwk.NewStatus(fwk.Unschedulable, "a random choice is made anew for each pod")
 }

@@ -104,12 +104,16 @@ func TestScore(t *testing.T) {
 	}
 }
 
-// TestUniform runs many pods through the framework with a fixed seed and
-// checks that the choices are spread evenly over the nodes: Pearson's
+// TestUniform runs many pods through PreScore and Score with a fixed seed
+// and checks that the choices are spread evenly over the nodes: Pearson's
 // chi-square statistic over the counts stays below the critical value of
 // the chi-square distribution with k-1 degrees of freedom at p = 0.001.
-// With a fixed seed the test is deterministic; the bound says a fair
-// choice would fail it one time in a thousand seeds.
+// The seed fixes the sequence of draws; which node gets which count may
+// change from run to run (the snapshot lists its nodes in map order), but
+// the statistic does not depend on the nodes' names, so the test gives
+// the same answer every time. A fair choice would fail the bound one
+// seed in a thousand. It tests the choice, not Filter or selectHost:
+// TestScore and the integration test cover those.
 func TestUniform(t *testing.T) {
 	const pods = 6000
 	nodes := []*v1.Node{node("n0", "4"), node("n1", "4"), node("n2", "4"), node("n3", "4"), node("n4", "4"), node("n5", "4")}
@@ -182,13 +186,25 @@ func TestReserve(t *testing.T) {
 	}
 }
 
-// TestSignPod checks that Random refuses every pod a signature, so that
-// OpportunisticBatching never reuses another pod's choice.
+// TestSignPod checks that a profile with Random signs no pod, so that
+// OpportunisticBatching never hands one pod another's choice, while the
+// same profile without Random does (the control: signatures are on).
 func TestSignPod(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	fw := plugintest.NewFramework(ctx, t, profile(t, 1), []*v1.Node{node("a", "2")}, nil)
-	if sig := fw.SignPod(ctx, pod("p", "1")); sig != nil {
-		t.Errorf("signature %s, want none", sig)
+	nodes := []*v1.Node{node("a", "2")}
+	if sig := plugintest.NewFramework(ctx, t, profile(t, 1), nodes, nil).SignPod(ctx, pod("p", "1")); sig != nil {
+		t.Errorf("with Random: signature %s, want none", sig)
+	}
+	without := plugintest.Profile(t, `
+plugins:
+  multiPoint: {disabled: [{name: "*"}]}
+  queueSort: {enabled: [{name: PrioritySort}]}
+  bind: {enabled: [{name: DefaultBinder}]}
+  preFilter: {enabled: [{name: NodeResourcesFit}]}
+  filter: {enabled: [{name: NodeResourcesFit}]}
+`)
+	if sig := plugintest.NewFramework(ctx, t, without, nodes, nil).SignPod(ctx, pod("p", "1")); sig == nil {
+		t.Errorf("without Random: no signature, want one (is OpportunisticBatching on?)")
 	}
 }
 

@@ -27,8 +27,9 @@ func Options() []app.Option {
 }
 
 // New returns the chapter's plugins as a framework registry, built from
-// Options as scheduler.New builds its out-of-tree registry (Setup in
-// cmd/kube-scheduler/app/server.go).
+// Options as app.Setup builds its out-of-tree registry
+// (cmd/kube-scheduler/app/server.go); scheduler.New then merges it into the
+// in-tree one.
 func New() (frameworkruntime.Registry, error) {
 	r := frameworkruntime.Registry{}
 	for _, o := range Options() {

@@ -15,9 +15,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
@@ -227,18 +226,19 @@ func schedulerConfig(t *testing.T, name, kubeconfig string, args map[string]map[
 // (--secure-port=0): the tests read the apiserver.
 func runScheduler(ctx context.Context, t *testing.T, configFile string, flags ...string) {
 	t.Helper()
-	opts := options.NewOptions()
 	// A registry of its own, on a copy of the feature gates, as
-	// StartTestServer has, so that a test's gates do not leak into the
-	// next one; the gates the plugins read are the process's
+	// StartTestServer has, so that one test's --feature-gates do not leak
+	// into the next; the gates the plugins read are the process's
 	// (utilfeature.DefaultFeatureGate).
-	registryForTest := compatibility.NewComponentGlobalsRegistry()
 	gate := utilfeature.DefaultMutableFeatureGate.DeepCopy()
-	version := compatibility.DefaultKubeEffectiveVersionForTest()
-	if err := registryForTest.Register(compatibility.DefaultKubeComponent, version, gate); err != nil {
+	version := utilcompatibility.DefaultKubeEffectiveVersionForTest()
+	version.SetEmulationVersion(gate.EmulationVersion())
+	version.SetMinCompatibilityVersion(gate.MinCompatibilityVersion())
+	globals := compatibility.NewComponentGlobalsRegistry()
+	if err := globals.Register(compatibility.DefaultKubeComponent, version, gate); err != nil {
 		t.Fatal(err)
 	}
-	opts.ComponentGlobalsRegistry = registryForTest
+	opts := options.NewOptionsWithComponentGlobalsRegistry(globals)
 	fs := pflag.NewFlagSet("kube-scheduler", pflag.ContinueOnError)
 	for _, f := range opts.Flags.FlagSets {
 		fs.AddFlagSet(f)
@@ -266,14 +266,6 @@ func runScheduler(ctx context.Context, t *testing.T, configFile string, flags ..
 		// test's scheduler registers its own.
 		configz.Delete("componentconfig")
 	})
-}
-
-func createNamespace(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) {
-	t.Helper()
-	_, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
 }
 
 // waitFor polls cond until it holds. The timeout only bounds how long a
