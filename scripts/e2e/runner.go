@@ -20,6 +20,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -113,7 +114,9 @@ type run struct {
 	deleted map[string]bool
 	nodes   map[string]bool
 	classes []string
-	proc    *Process
+	// runtimeClasses are the RuntimeClasses the scenario created.
+	runtimeClasses []string
+	proc           *Process
 	// history is the watch on the namespace, from before the first step.
 	history *podHistory
 }
@@ -295,6 +298,18 @@ func (ru *run) step(ctx context.Context, st Step, logPath string) error {
 				return err
 			}
 			ru.classes = append(ru.classes, name)
+		}
+	case st.CreateRuntimeClasses != nil:
+		for _, spec := range st.CreateRuntimeClasses {
+			rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: scopedName(ru.ns, spec.Name)}, Handler: "runc",
+				Overhead: &nodev1.Overhead{PodFixed: quantityList(spec.CPU, spec.Memory)}}
+			// No wait as for a PriorityClass: the RuntimeClass admission
+			// plugin asks the apiserver when its lister does not know a
+			// class yet (admission.go of plugin/pkg/admission/runtimeclass).
+			if _, err := client.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating runtime class %s: %w", spec.Name, err)
+			}
+			ru.runtimeClasses = append(ru.runtimeClasses, rc.Name)
 		}
 	case st.CreatePodDisruptionBudgets != nil:
 		for _, spec := range st.CreatePodDisruptionBudgets {
@@ -692,6 +707,11 @@ func (ru *run) cleanup() error {
 			errs = append(errs, err)
 		}
 	}
+	for _, rc := range ru.runtimeClasses {
+		if err := client.NodeV1().RuntimeClasses().Delete(ctx, rc, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
 	// Without a namespace controller a deleted namespace never goes away;
 	// the empty namespace stays, and names are never reused within a run.
 	errs = append(errs, poll(ctx, "pods and nodes to be deleted", func() (bool, string, error) {
@@ -766,6 +786,22 @@ func MakePod(ns, name string, spec PodSpec) *v1.Pod {
 			}},
 		},
 	}
+	if len(spec.Containers) > 0 {
+		pod.Spec.Containers = nil
+		for _, c := range spec.Containers {
+			pod.Spec.Containers = append(pod.Spec.Containers, makeContainer(c))
+		}
+	}
+	for _, c := range spec.InitContainers {
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, makeContainer(c))
+	}
+	if spec.PodCPU != "" || spec.PodMemory != "" {
+		pod.Spec.Resources = &v1.ResourceRequirements{Requests: quantityList(spec.PodCPU, spec.PodMemory)}
+	}
+	if spec.RuntimeClassName != "" {
+		rc := scopedName(ns, spec.RuntimeClassName)
+		pod.Spec.RuntimeClassName = &rc
+	}
 	for _, g := range spec.SchedulingGates {
 		pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: g})
 	}
@@ -774,6 +810,34 @@ func MakePod(ns, name string, spec PodSpec) *v1.Pod {
 	}
 	return pod
 }
+
+// makeContainer is a scenario's container: a pause container with the
+// requests given, restarting always if it is a sidecar.
+func makeContainer(c ContainerSpec) v1.Container {
+	out := v1.Container{Name: c.Name, Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: quantityList(c.CPU, c.Memory)}}
+	if c.Sidecar {
+		always := v1.ContainerRestartPolicyAlways
+		out.RestartPolicy = &always
+	}
+	return out
+}
+
+// quantityList is the CPU and memory given, as a resource list; an empty
+// one is left out.
+func quantityList(cpu, memory string) v1.ResourceList {
+	out := v1.ResourceList{}
+	if cpu != "" {
+		out[v1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if memory != "" {
+		out[v1.ResourceMemory] = resource.MustParse(memory)
+	}
+	return out
+}
+
+// scopedName scopes a scenario's name of a cluster-wide object
+// (a RuntimeClass) to its namespace.
+func scopedName(ns, name string) string { return ns + "-" + name }
 
 // priorityClassName scopes a scenario's PriorityClass names to its
 // namespace, since PriorityClasses are cluster-wide.

@@ -63,6 +63,9 @@ type Step struct {
 	// CreatePriorityClasses creates PriorityClasses, removed after the
 	// scenario.
 	CreatePriorityClasses []PriorityClassSpec `json:"createPriorityClasses,omitempty"`
+	// CreateRuntimeClasses creates RuntimeClasses with an overhead,
+	// removed after the scenario.
+	CreateRuntimeClasses []RuntimeClassSpec `json:"createRuntimeClasses,omitempty"`
 	// CreatePodDisruptionBudgets creates PDBs and sets their status, as the
 	// disruption controller would (none runs here).
 	CreatePodDisruptionBudgets []PDBSpec   `json:"createPodDisruptionBudgets,omitempty"`
@@ -101,7 +104,44 @@ func (n NodeSpec) Validate() error {
 
 // Validate checks what MakePod would otherwise panic on: the quantities.
 func (p PodSpec) Validate() error {
-	return quantities(map[string]string{"cpu": p.CPU, "memory": p.Memory})
+	if err := quantities(map[string]string{"cpu": p.CPU, "memory": p.Memory, "podCPU": p.PodCPU, "podMemory": p.PodMemory}); err != nil {
+		return err
+	}
+	if len(p.Containers) > 0 && (p.CPU != "" || p.Memory != "") {
+		return fmt.Errorf("cpu and memory are the one container's; with containers, give each its own")
+	}
+	for _, c := range append(slices.Clone(p.Containers), p.InitContainers...) {
+		if !dnsLabel.MatchString(c.Name) {
+			return fmt.Errorf("container name %q is not a DNS label", c.Name)
+		}
+		if err := quantities(map[string]string{"cpu": c.CPU, "memory": c.Memory}); err != nil {
+			return fmt.Errorf("container %s: %w", c.Name, err)
+		}
+	}
+	for _, c := range p.Containers {
+		if c.Sidecar {
+			return fmt.Errorf("container %s: only an init container can be a sidecar", c.Name)
+		}
+	}
+	return nil
+}
+
+// ContainerSpec is a container of a pod, with its requests. An init
+// container with Sidecar set restarts always: a sidecar (KEP-753), which
+// runs beside the containers.
+type ContainerSpec struct {
+	Name    string `json:"name"`
+	CPU     string `json:"cpu,omitempty"`
+	Memory  string `json:"memory,omitempty"`
+	Sidecar bool   `json:"sidecar,omitempty"`
+}
+
+// RuntimeClassSpec is a RuntimeClass whose overhead the RuntimeClass
+// admission plugin adds to the pods that name it (spec.overhead).
+type RuntimeClassSpec struct {
+	Name   string `json:"name"`
+	CPU    string `json:"cpu,omitempty"`
+	Memory string `json:"memory,omitempty"`
 }
 
 // quantities returns an error naming the first field, in name order,
@@ -136,6 +176,16 @@ type PodSpec struct {
 	SchedulingGates   []string          `json:"schedulingGates,omitempty"`
 	// PodGroup names the pod's PodGroup (spec.schedulingGroup).
 	PodGroup string `json:"podGroup,omitempty"`
+	// Containers replace the one container of CPU and Memory, each with
+	// its requests; InitContainers run before them.
+	Containers     []ContainerSpec `json:"containers,omitempty"`
+	InitContainers []ContainerSpec `json:"initContainers,omitempty"`
+	// PodCPU and PodMemory are pod-level requests (spec.resources).
+	PodCPU    string `json:"podCPU,omitempty"`
+	PodMemory string `json:"podMemory,omitempty"`
+	// RuntimeClassName names a RuntimeClass of the scenario's
+	// createRuntimeClasses.
+	RuntimeClassName string `json:"runtimeClassName,omitempty"`
 }
 
 // PodGroupSpec is a PodGroup: a gang of minCount, or with minCount 0 the
@@ -416,7 +466,7 @@ func (s *Scenario) validate() error {
 	if len(s.Expect.Bound) == 0 && len(s.Expect.Unbound) == 0 && len(s.Expect.Preempted) == 0 {
 		return errors.New("expect has no bound, unbound or preempted pods")
 	}
-	pods, nodes := map[string]bool{}, map[string]bool{}
+	pods, nodes, runtimeClasses := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	starts := 0
 	for i, st := range s.Steps {
 		n := 0
@@ -494,6 +544,20 @@ func (s *Scenario) validate() error {
 			}
 			if pg.DisruptionMode != "" && pg.DisruptionMode != "Single" && pg.DisruptionMode != "All" {
 				return fmt.Errorf("step %d: pod group %s: disruptionMode %q, want Single or All", i+1, pg.Name, pg.DisruptionMode)
+			}
+		}
+		for _, rc := range st.CreateRuntimeClasses {
+			if !dnsLabel.MatchString(rc.Name) {
+				return fmt.Errorf("step %d: a RuntimeClass needs a DNS-label name", i+1)
+			}
+			if err := quantities(map[string]string{"cpu": rc.CPU, "memory": rc.Memory}); err != nil {
+				return fmt.Errorf("step %d: runtime class %s: %w", i+1, rc.Name, err)
+			}
+			runtimeClasses[rc.Name] = true
+		}
+		for _, ps := range st.CreatePods {
+			if ps.RuntimeClassName != "" && !runtimeClasses[ps.RuntimeClassName] {
+				return fmt.Errorf("step %d: pod %s names runtime class %q, which no earlier step creates", i+1, ps.Name, ps.RuntimeClassName)
 			}
 		}
 		for _, pdb := range st.CreatePodDisruptionBudgets {
