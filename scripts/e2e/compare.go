@@ -214,7 +214,7 @@ func upstreamScheduler(toolsDir, dir, file string, config func(kubeconfig string
 		Label:    label,
 		Upstream: true,
 		Command:  append([]string{bin}, flags...),
-		Args: func(kubeconfig, addr string) []string {
+		Args: func(kubeconfig, addr string, extra []string) []string {
 			// One file per cluster (the kubeconfig's directory): lanes
 			// that play side by side each point kube-scheduler at their
 			// own apiserver.
@@ -226,8 +226,8 @@ func upstreamScheduler(toolsDir, dir, file string, config func(kubeconfig string
 			// /debug/pprof/* too: make trace and the benchmark's
 			// profiles read kube-scheduler's execution trace and CPU
 			// profile there (enableProfiling is on by default).
-			return []string{"--config=" + cfg, "--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
-				"--bind-address=" + host, "--secure-port=" + port}
+			return append([]string{"--config=" + cfg, "--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
+				"--bind-address=" + host, "--secure-port=" + port}, extra...)
 		},
 	}, nil
 }

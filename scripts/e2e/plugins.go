@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -46,8 +47,9 @@ func PluginsScheduler(root, dir, bin, config string, client Client, flags ...str
 		Label:         fmt.Sprintf("%s (%s)", PluginsDir, config),
 		KubeScheduler: true,
 		Command:       append([]string{bin}, flags...),
-		Args: func(kubeconfig, addr string) []string {
-			out, err := pluginsConfig(data, kubeconfig, client)
+		Args: func(kubeconfig, addr string, extra []string) []string {
+			settings, flags := kubeSchedulerSettings(extra)
+			out, err := pluginsConfig(data, kubeconfig, client, settings)
 			if err != nil {
 				panic(err) // readPluginsConfig checked it
 			}
@@ -56,8 +58,8 @@ func PluginsScheduler(root, dir, bin, config string, client Client, flags ...str
 				panic(err) // the directory was created by the caller
 			}
 			host, port, _ := strings.Cut(addr, ":")
-			return []string{"--config=" + cfg, "--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
-				"--bind-address=" + host, "--secure-port=" + port}
+			return append([]string{"--config=" + cfg, "--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
+				"--bind-address=" + host, "--secure-port=" + port}, flags...)
 		},
 	}, nil
 }
@@ -70,7 +72,7 @@ func WritePluginsConfig(root, config, kubeconfig, path string, client Client) er
 	if err != nil {
 		return err
 	}
-	out, err := pluginsConfig(data, kubeconfig, client)
+	out, err := pluginsConfig(data, kubeconfig, client, nil)
 	if err != nil {
 		return err
 	}
@@ -85,16 +87,35 @@ func readPluginsConfig(root, config string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chapter %d has no configuration %q (%s): it has %s", PluginsChapter, config, file, strings.Join(PluginsConfigs, ", "))
 	}
-	if _, err := pluginsConfig(data, "kubeconfig", ChapterClient); err != nil {
+	if _, err := pluginsConfig(data, "kubeconfig", ChapterClient, nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return data, nil
 }
 
+// kubeSchedulerSettings splits a scenario's schedulerArgs, which are the
+// chapters' flags, into what kube-scheduler takes in its configuration
+// (--parallelism=N is the top-level parallelism) and the flags it takes
+// as they are.
+func kubeSchedulerSettings(extra []string) (map[string]any, []string) {
+	settings := map[string]any{}
+	var flags []string
+	for _, a := range extra {
+		if v, ok := strings.CutPrefix(a, "--parallelism="); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				settings["parallelism"] = n
+				continue
+			}
+		}
+		flags = append(flags, a)
+	}
+	return settings, flags
+}
+
 // pluginsConfig is a chapter 13 configuration with the harness's client,
-// leader election off, and every profile answering to the chapters'
-// scheduler name.
-func pluginsConfig(data []byte, kubeconfig string, client Client) ([]byte, error) {
+// leader election off, every profile answering to the chapters'
+// scheduler name, and the top-level settings given.
+func pluginsConfig(data []byte, kubeconfig string, client Client, settings map[string]any) ([]byte, error) {
 	var cfg map[string]any
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		return nil, err
@@ -113,5 +134,8 @@ func pluginsConfig(data []byte, kubeconfig string, client Client) ([]byte, error
 		return nil, fmt.Errorf("profiles[0] is not a profile")
 	}
 	p["schedulerName"] = DefaultSchedulerName
+	for k, v := range settings {
+		cfg[k] = v
+	}
 	return yaml.Marshal(cfg)
 }

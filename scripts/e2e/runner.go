@@ -47,10 +47,11 @@ type Scheduler struct {
 	// Command starts the scheduler; the runner adds Args, then the
 	// scenario's schedulerArgs.
 	Command []string
-	// Args returns the flags that connect the scheduler to the cluster and
-	// put its HTTP server on addr. Nil means a chapter's: --kubeconfig and
-	// --metrics-bind-address.
-	Args func(kubeconfig, addr string) []string
+	// Args returns the flags that connect the scheduler to the cluster,
+	// put its HTTP server on addr, and pass on a scenario's
+	// schedulerArgs (extra), which are the chapters' flags. Nil means a
+	// chapter's: --kubeconfig, --metrics-bind-address, then extra.
+	Args func(kubeconfig, addr string, extra []string) []string
 	// Upstream marks kube-scheduler replaying a chapter's scenario (make
 	// compare): it plays in a namespace of its own, with a log of its own.
 	Upstream bool
@@ -900,11 +901,11 @@ func startScheduler(s Scheduler, kubeconfig string, extra []string, logPath, add
 	}
 	args := append([]string{}, s.Command[1:]...)
 	if s.Args != nil {
-		args = append(args, s.Args(kubeconfig, addr)...)
+		args = append(args, s.Args(kubeconfig, addr, extra)...)
 	} else {
 		args = append(args, "--kubeconfig="+kubeconfig, "--metrics-bind-address="+addr)
+		args = append(args, extra...)
 	}
-	args = append(args, extra...)
 	cmd := exec.Command(s.Command[0], args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
