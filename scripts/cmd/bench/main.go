@@ -320,6 +320,30 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 		basicTargets = append(basicTargets, bench.Target{Name: bench.Ceiling})
 	}
 	for _, c := range chapters {
+		if c.Number == e2e.PluginsChapter {
+			// Chapter 13 is kube-scheduler with its plugins: it runs
+			// SchedulingBasic, at both sizes, with the defaults and
+			// NodeCost, beside kube-scheduler's defaults, which it should
+			// match within noise (NodeCost scores no pod of the workload).
+			if o.gangOnly || o.preemptionOnly {
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "building %s (race detector: %v)\n", c.Dir, o.tiny)
+			bin, err := e2e.BuildChapterWith(o.root, c, binDir, o.tiny)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			s, err := e2e.PluginsScheduler(o.root, dir, bin, e2e.DefaultPluginsConfig, client)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			t := bench.Target{Name: s.Label, Sched: &s}
+			basicTargets = append(basicTargets, t)
+			if o.large.Nodes > 0 {
+				largeTargets = append(largeTargets, t)
+			}
+			continue
+		}
 		if o.gangOnly || o.preemptionOnly {
 			first, targets := e2e.PreemptionChapter, &preemptionTargets
 			if o.gangOnly {
