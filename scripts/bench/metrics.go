@@ -2,14 +2,14 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
-	"time"
+
+	"minisched/scripts/e2e"
 )
 
 // attemptsMetric counts scheduling attempts by result (scheduled,
@@ -17,30 +17,16 @@ import (
 // registers the same metric.
 const attemptsMetric = "scheduler_schedule_attempts_total"
 
-// scrapeAttempts reads a scheduler's /metrics and returns the attempts it
-// made, summed over results and profiles. Chapters serve plain HTTP;
-// kube-scheduler serves HTTPS with a self-signed certificate, and answers
-// /metrics anonymously only with --authorization-always-allow-paths.
-func scrapeAttempts(ctx context.Context, addr string, https bool) (int, error) {
-	url := "http://" + addr + "/metrics"
-	client := &http.Client{Timeout: 10 * time.Second}
-	if https {
-		url = "https://" + addr + "/metrics"
-		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // a local process we started
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// scrapeAttempts reads a scheduler's /metrics (e2e.GetMetrics) and returns
+// the attempts it made, summed over results and profiles. kube-scheduler
+// answers /metrics anonymously only with --authorization-always-allow-paths,
+// which the harness gives it.
+func scrapeAttempts(ctx context.Context, addr string, kubeScheduler bool) (int, error) {
+	page, err := e2e.GetMetrics(ctx, addr, kubeScheduler)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return sumCounter(resp.Body, attemptsMetric)
+	return sumCounter(bytes.NewReader(page), attemptsMetric)
 }
 
 // sumCounter sums every sample of a counter in Prometheus' text format. A

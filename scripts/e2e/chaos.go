@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -576,7 +576,7 @@ func (c *chaos) checkCache(ctx context.Context) {
 	defer cancel()
 	err := poll(ctx, "the scheduler's cache to match the cluster", func() (bool, string, error) {
 		var err error
-		if got, err = scrapeCacheSize(ctx, c.proc.Addr()); err != nil {
+		if got, err = scrapeCacheSize(ctx, c.proc.Addr(), c.sched.IsKubeScheduler()); err != nil {
 			return false, "", err
 		}
 		if want, err = c.clusterSize(ctx); err != nil {
@@ -619,21 +619,13 @@ func (c *chaos) clusterSize(ctx context.Context) (map[string]int, error) {
 	return map[string]int{"assumed_pods": 0, "pods": bound, "nodes": len(names)}, nil
 }
 
-// scrapeCacheSize reads scheduler_cache_size from a chapter's /metrics.
-func scrapeCacheSize(ctx context.Context, addr string) (map[string]int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+// scrapeCacheSize reads scheduler_cache_size from a scheduler's /metrics.
+func scrapeCacheSize(ctx context.Context, addr string, kubeScheduler bool) (map[string]int, error) {
+	page, err := GetMetrics(ctx, addr, kubeScheduler)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return parseCacheSize(resp.Body)
+	return parseCacheSize(bytes.NewReader(page))
 }
 
 // cacheSizeLine matches one sample of scheduler_cache_size.

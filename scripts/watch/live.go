@@ -2,7 +2,6 @@ package watch
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -176,8 +175,7 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 			if err := proc.WaitServing(); err != nil {
 				return nil, fmt.Errorf("%s: %w (see %s)", l.Name, err, logPath)
 			}
-			metricsURL, client := metricsEndpoint(l.Scheduler, proc.Addr())
-			started.Session.FollowMetrics(follow, i, metricsURL, client)
+			started.Session.FollowMetrics(follow, i, proc.Addr(), l.Scheduler.IsKubeScheduler())
 		}
 		started.Logs = append(started.Logs, logPath)
 		started.Session.FollowLog(follow, i, logPath)
@@ -191,17 +189,6 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 	go func() { _ = started.server.Serve(ln) }()
 	started.URL = "http://" + ln.Addr().String() + "/"
 	return started, nil
-}
-
-// metricsEndpoint is where a scheduler serves /metrics: a chapter over
-// HTTP, kube-scheduler over HTTPS with its self-signed certificate, which
-// is not checked (the address is on 127.0.0.1, and make watch started it).
-func metricsEndpoint(s e2e.Scheduler, addr string) (string, *http.Client) {
-	if !s.IsKubeScheduler() {
-		return "http://" + addr + "/metrics", &http.Client{Timeout: 5 * time.Second}
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // loopback, our own process
-	return "https://" + addr + "/metrics", &http.Client{Timeout: 5 * time.Second, Transport: tr}
 }
 
 // clusterIndex is the index, among the clusters Start started, of lane

@@ -2,13 +2,12 @@ package watch
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -22,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"minisched/scripts/e2e"
 )
 
 // Session is the live state of every lane: the inputs arrive from the
@@ -272,10 +273,10 @@ func (s *Session) followLog(ctx context.Context, i int, path string) error {
 }
 
 // FollowMetrics feeds lane i with the scheduler's scheduler_pending_pods
-// gauge, read from its /metrics at url once a second until ctx is done,
-// each time it changes. A scheduler without the gauge (chapters before 06)
-// or not answering yet gives nothing.
-func (s *Session) FollowMetrics(ctx context.Context, i int, url string, client *http.Client) {
+// gauge, read from its /metrics at addr (e2e.GetMetrics) once a second
+// until ctx is done, each time it changes. A scheduler without the gauge
+// (chapters before 06) or not answering yet gives nothing.
+func (s *Session) FollowMetrics(ctx context.Context, i int, addr string, kubeScheduler bool) {
 	s.followers.Go(func() {
 		var last map[string]float64
 		for {
@@ -284,7 +285,11 @@ func (s *Session) FollowMetrics(ctx context.Context, i int, url string, client *
 				return
 			case <-time.After(time.Second):
 			}
-			pending, err := readPendingPods(ctx, client, url)
+			page, err := e2e.GetMetrics(ctx, addr, kubeScheduler)
+			if err != nil {
+				continue
+			}
+			pending, err := parsePendingPods(bytes.NewReader(page))
 			if err != nil || pending == nil || maps.Equal(pending, last) {
 				continue
 			}
@@ -292,24 +297,6 @@ func (s *Session) FollowMetrics(ctx context.Context, i int, url string, client *
 			s.Input(Input{Lane: i, PendingPods: pending})
 		}
 	})
-}
-
-// readPendingPods reads scheduler_pending_pods{queue="..."} from a
-// Prometheus text page. It returns nil when the page has no such gauge.
-func readPendingPods(ctx context.Context, client *http.Client, url string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return parsePendingPods(resp.Body)
 }
 
 // parsePendingPods picks the lines scheduler_pending_pods{queue="active"} 3
