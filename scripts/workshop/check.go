@@ -162,7 +162,10 @@ func (c *Checker) scenarios(ctx context.Context, spec *Spec, byName map[string][
 	found := map[string]bool{}
 	for _, sc := range h.Scenarios {
 		found[sc.Name] = true
-		sched := e2e.Scheduler{Chapter: spec.Number, Label: spec.Chapter, Command: []string{h.Binaries[spec.Number], "-v=3"}}
+		sched, err := h.ChapterScheduler(e2e.Chapter{Number: spec.Number, Dir: spec.Chapter}, "-v=3")
+		if err != nil {
+			return nil, err
+		}
 		fmt.Fprintf(c.Log, "scenario %s\n", sc.Name)
 		res := h.Runner.Run(ctx, sc, sched)
 		for _, k := range byName[sc.Name] {

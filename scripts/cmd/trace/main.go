@@ -97,8 +97,8 @@ func run() error {
 		return convert(o.in, base, sel, or(o.title, "trace "+filepath.Base(o.in)))
 	}
 	n, err := strconv.Atoi(o.chapter)
-	if err != nil || n < firstTracingChapter {
-		return fmt.Errorf("--chapter must be %d or later (the chapters with --trace-file), got %q", firstTracingChapter, o.chapter)
+	if err != nil || n < firstTracingChapter || n == e2e.PluginsChapter {
+		return fmt.Errorf("--chapter must be a chapter with --trace-file, %d or later, but not %d (kube-scheduler, which has none), got %q", firstTracingChapter, e2e.PluginsChapter, o.chapter)
 	}
 	if sel.Kind == "" {
 		switch o.scenario {
