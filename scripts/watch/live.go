@@ -111,7 +111,7 @@ func Start(ctx context.Context, opts Options) (r *Running, err error) {
 	var warning string
 	for i, l := range opts.Lanes {
 		header.Lanes = append(header.Lanes, l.Name)
-		header.Upstream = append(header.Upstream, l.Scheduler.Upstream)
+		header.Upstream = append(header.Upstream, l.Scheduler.IsKubeScheduler())
 		header.Chapters = append(header.Chapters, l.Scheduler.Chapter)
 		kubeconfig := l.Kubeconfig
 		if kubeconfig == "" {

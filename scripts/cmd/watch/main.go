@@ -110,6 +110,16 @@ func run() error {
 		if err != nil {
 			return err
 		}
+		if c.Number == e2e.PluginsChapter {
+			// kube-scheduler with the chapter's plugins: kube-scheduler's
+			// log lines, with its default configuration.
+			s, err := e2e.PluginsScheduler(".", dir, bin, e2e.DefaultPluginsConfig, e2e.ChapterClient, append(slices.Clone(watch.UpstreamFlags), "--feature-gates=GenericWorkload=true")...)
+			if err != nil {
+				return err
+			}
+			lanes = append(lanes, watch.LaneSpec{Name: s.Label, Scheduler: s})
+			continue
+		}
 		cmd := append([]string{bin}, watch.ChapterFlags...)
 		lanes = append(lanes, watch.LaneSpec{Name: c.Dir, Scheduler: e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: cmd}})
 	}
