@@ -230,6 +230,8 @@ func (f *Fit) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeI
 // is being resized). The order of the checks is upstream's, so the
 // reasons come in the same order: pods, CPU, memory, ephemeral storage,
 // then the other resources.
+//
+//workshop:part 13/3
 func (f *Fit) fitsRequest(podRequest *preFilterState, nodeInfo fwk.NodeInfo) []InsufficientResource {
 	var out []InsufficientResource
 	allocatable, requested := nodeInfo.GetAllocatable(), nodeInfo.GetRequested()
@@ -456,6 +458,8 @@ func (f *Fit) haveEnoughRelevantResourcesDecreased(target, original, modified *v
 // changed. A node the pod would not fit even empty cannot help; an added
 // one that fits can; an updated one can only if a resource the pod asks
 // for grew.
+//
+//workshop:part 13/5
 func (f *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	original, modified, err := schedutil.As[*v1.Node](oldObj, newObj)
 	if err != nil {

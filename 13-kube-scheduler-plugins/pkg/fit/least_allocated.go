@@ -30,6 +30,8 @@ func leastResourceScorer(resources []config.ResourceSpec) func(requested, alloca
 
 // leastRequestedScore is (capacity - requested) * 100 / capacity, and 0
 // for a node asked for more than it has.
+//
+//workshop:part 13/4
 func leastRequestedScore(requested, capacity int64) int64 {
 	if capacity == 0 || requested > capacity {
 		return 0

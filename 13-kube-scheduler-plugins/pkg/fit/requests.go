@@ -45,6 +45,8 @@ type requestOptions struct {
 // For example, init containers [sidecar 600m, job 1000m] and a container of
 // 500m ask for max(500m+600m, 600m, 1000m+600m) = 1600m; with the job
 // first, max(1100m, 1000m, 600m) = 1100m.
+//
+//workshop:part 13/2
 func podRequests(pod *v1.Pod, opts requestOptions) v1.ResourceList {
 	reqs := v1.ResourceList{}
 	for i := range pod.Spec.Containers {

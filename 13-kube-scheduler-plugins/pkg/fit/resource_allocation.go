@@ -56,6 +56,8 @@ func newScorer(strategy *config.ScoringStrategy) (*resourceAllocationScorer, err
 // Both make the CPU a node seems to have in use differ from the sum
 // kubectl describe node shows, which is what kubernetes/kubernetes#130445
 // reports. Fit keeps the behaviour: it is what v1.37.1 does.
+//
+//workshop:part 13/4
 func (r *resourceAllocationScorer) podRequestList(pod *v1.Pod) []int64 {
 	reqs := podRequests(pod, requestOptions{podLevel: false, nonMissing: defaultRequests})
 	out := make([]int64, len(r.resources))

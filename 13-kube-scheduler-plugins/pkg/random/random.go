@@ -122,6 +122,8 @@ func (s *preScoreState) Clone() fwk.StateData { return s }
 //
 // kube-scheduler calls no PreScore or Score plugin when one node alone is
 // feasible: schedulePod in schedule_one.go returns that node at once.
+//
+//workshop:part 13/1
 func (pl *Random) PreScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	if len(nodes) == 0 {
 		return fwk.NewStatus(fwk.Skip)
@@ -139,6 +141,8 @@ func (pl *Random) PreScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, n
 
 // Score gives the chosen node the highest score and every other node the
 // lowest.
+//
+//workshop:part 13/1
 func (pl *Random) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s, err := getPreScoreState(state)
 	if err != nil {
