@@ -35,8 +35,10 @@ import (
 )
 
 const (
-	manifest      = "../../docs/deploy/08-queueinghint.yaml"
-	schedulerName = "mini-scheduler"
+	manifest = "../../docs/deploy/08-queueinghint.yaml"
+	// pluginsManifest runs chapter 13 as a second kube-scheduler.
+	pluginsManifest = "../../docs/deploy/13-kube-scheduler-plugins.yaml"
+	schedulerName   = "mini-scheduler"
 )
 
 // assetsDir is where etcd, kube-apiserver and kubectl are: KUBEBUILDER_ASSETS,
@@ -172,6 +174,33 @@ func TestLeastPrivilege(t *testing.T) {
 			"deployment.apps/mini-scheduler created (server dry run)\n"
 		if diff := cmp.Diff(want, string(out)); diff != "" {
 			t.Errorf("kubectl output (-want, +got):\n%s", diff)
+		}
+	})
+
+	t.Run("chapter 13's manifest passes a server-side dry-run", func(t *testing.T) {
+		// kube-scheduler's own roles, which it binds to, exist: the
+		// apiserver's RBAC bootstrap policy creates them at start.
+		cmd := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", writeKubeconfig(t, cfg), "apply", "--dry-run=server", "-f", pluginsManifest)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("kubectl apply --dry-run=server: %v\n%s%s", err, out, stderr.String())
+		}
+		want := "namespace/minisched configured (server dry run)\n" +
+			"serviceaccount/kube-scheduler-plugins created (server dry run)\n" +
+			"clusterrolebinding.rbac.authorization.k8s.io/minisched:kube-scheduler-plugins:kube-scheduler created (server dry run)\n" +
+			"clusterrolebinding.rbac.authorization.k8s.io/minisched:kube-scheduler-plugins:volume-scheduler created (server dry run)\n" +
+			"rolebinding.rbac.authorization.k8s.io/minisched:kube-scheduler-plugins:authentication-reader created (server dry run)\n" +
+			"configmap/kube-scheduler-plugins created (server dry run)\n" +
+			"deployment.apps/kube-scheduler-plugins created (server dry run)\n"
+		if diff := cmp.Diff(want, string(out)); diff != "" {
+			t.Errorf("kubectl output (-want, +got):\n%s", diff)
+		}
+		for _, role := range []string{"system:kube-scheduler", "system:volume-scheduler"} {
+			if _, err := admin.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{}); err != nil {
+				t.Errorf("the manifest binds %s: %v", role, err)
+			}
 		}
 	})
 
