@@ -284,7 +284,7 @@ const PodGroupChapter = 11
 const ObservabilityChapter = 12
 
 // LastChapter is the newest chapter a scenario may name.
-const LastChapter = 12
+const LastChapter = 13
 
 // AppliesTo says whether the chapter must pass the scenario.
 func (s *Scenario) AppliesTo(chapter int) bool {
