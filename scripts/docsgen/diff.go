@@ -39,6 +39,11 @@ func ChapterDirs(root string) ([]string, error) {
 // so that import lines do not show up as changes.
 const ModulePlaceholder = "minisched/CHAPTER"
 
+// notACopy are the chapters that are not a copy of the one before:
+// chapter 13 is kube-scheduler itself with plugins of its own, and deletes
+// every file of chapter 12's scheduler.
+var notACopy = map[string]bool{"13-kube-scheduler-plugins": true}
+
 // Diff returns the unified diff from chapter prev to chapter next, as
 // docs/diffs/<next>.diff holds it: go.sum left out, each chapter's module
 // path replaced by ModulePlaceholder.
@@ -53,8 +58,14 @@ func Diff(root, prev, next string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	cmd := exec.Command("git", "-c", "core.quotepath=off", "-c", "diff.noprefix=false",
-		"diff", "--no-index", "--no-color", "--no-ext-diff", "--find-renames", "--src-prefix=", "--dst-prefix=", prev, next)
+	args := []string{"-c", "core.quotepath=off", "-c", "diff.noprefix=false",
+		"diff", "--no-index", "--no-color", "--no-ext-diff", "--find-renames", "--src-prefix=", "--dst-prefix="}
+	if notACopy[next] {
+		// Only the deleted files' names: the chapter replaces the
+		// previous one's scheduler, and its diff shows what it adds.
+		args = append(args, "--irreversible-delete")
+	}
+	cmd := exec.Command("git", append(args, prev, next)...)
 	cmd.Dir = tmp
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
