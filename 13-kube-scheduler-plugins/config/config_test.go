@@ -66,9 +66,15 @@ func TestConfigurations(t *testing.T) {
 		for point, l := range points(defaults) {
 			want[point] = replace(l, "NodeResourcesFit", "Fit")
 		}
-		// Fit's PreFilter comes last: it never rejects a pod, so the order
-		// changes nothing there.
-		want["PreFilter"] = append(slices.DeleteFunc(slices.Clone(want["PreFilter"]), func(s string) bool { return s == "Fit" }), "Fit")
+		// Fit comes last at PreFilter, PreScore and Score, where the order
+		// changes nothing: its PreFilter never rejects a pod (neither does
+		// NodeResourcesFit's, Fit.PreFilter in noderesources/fit.go), each
+		// PreScore plugin computes its own state, and the Score plugins'
+		// weighted scores are summed. Only Filter stops at the first
+		// rejection, and there fit.yaml keeps NodeResourcesFit's slot.
+		for _, point := range []string{"PreFilter", "PreScore", "Score"} {
+			want[point] = append(slices.DeleteFunc(slices.Clone(want[point]), func(s string) bool { return s == "Fit" }), "Fit")
+		}
 		if diff := cmp.Diff(want, points(got)); diff != "" {
 			t.Errorf("plugins (-want +got):\n%s", diff)
 		}

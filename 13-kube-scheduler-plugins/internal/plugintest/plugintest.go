@@ -26,6 +26,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"minisched/13-kube-scheduler-plugins/pkg/registry"
 )
@@ -70,9 +71,13 @@ type Framework struct {
 // snapshot of the nodes and the pods on them. The framework starts
 // goroutines (its metrics recorder) that run until its context is
 // cancelled: NewFramework cancels it when the test ends (ktesting's
-// context is never cancelled).
+// context is never cancelled). The framework counts every plugin's
+// evaluations in the scheduler's metrics, which kube-scheduler registers
+// at start: so does NewFramework, once (metrics.Register, as upstream's
+// framework_test.go does).
 func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedulerProfile, nodes []*v1.Node, pods []*v1.Pod) *Framework {
 	t.Helper()
+	metrics.Register()
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	client := fake.NewClientset()

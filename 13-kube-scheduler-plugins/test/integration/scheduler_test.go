@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 )
 
@@ -90,7 +91,10 @@ func overCommitted(ctx context.Context, t *testing.T, client kubernetes.Interfac
 // TestRandom runs the random scheduler: every pod binds, no node is given
 // more than it has, and PostBind logged each choice.
 func TestRandom(t *testing.T) {
-	logger, ctx := ktesting.NewTestContext(t)
+	// The logger keeps what it logs, so that the test can count the
+	// PostBind lines (ktesting.NewTestContext's only prints them).
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	ctx := klog.NewContext(context.Background(), logger)
 	cfg := startAPIServer(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	for i := range 4 {
