@@ -157,7 +157,7 @@ func (r *Runner) Chaos(ctx context.Context, sched Scheduler, cfg ChaosConfig) Ch
 	if c.proc != nil {
 		if c.proc.Exited() {
 			c.violate("the scheduler exited during the run: %v (log: %s)", c.proc.err, c.report.Log)
-		} else if err := c.proc.Stop(true); err != nil {
+		} else if err := c.proc.StopAs(c.sched); err != nil {
 			c.violate("%v", err)
 		}
 	}
@@ -767,6 +767,7 @@ var (
 	// memberAttemptLine is a pod-group member's line in its group's cycle.
 	memberAttemptLine = regexp.MustCompile(`"Attempting to schedule a pod belonging to a pod group"`)
 	podKey            = regexp.MustCompile(` pod="([^"]+)"`)
+	podGroupKey       = regexp.MustCompile(` podGroup="([^"]+)"`)
 	nodeKey           = regexp.MustCompile(` node="([^"]+)"`)
 )
 
@@ -786,6 +787,14 @@ func readChaosLog(path, ns string, groupOf map[string]string) (map[string]time.T
 	seen := map[string]time.Time{}
 	cycle := map[string]time.Time{}    // pod → start of its latest cycle
 	recorded := map[string]time.Time{} // pod → cycle of its latest Binding
+	// groupStart is each pod group's latest cycle. Once the log has shown
+	// a line per member (kube-scheduler at -v=3, the chapters at -v=4), a
+	// group's cycle is only the members it names: kube-scheduler starts a
+	// new cycle for the members whose Binding failed while the others of
+	// the last one still wait at Permit or bind, and their Bindings belong
+	// to the cycle that chose them.
+	groupStart := map[string]time.Time{}
+	memberLines := false
 	var binds []logBind
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
@@ -807,14 +816,25 @@ func readChaosLog(path, ns string, groupOf map[string]string) (map[string]time.T
 				seen[node] = at
 			}
 		case memberAttemptLine.MatchString(line):
-			// At -v=4 a pod-group cycle logs a line per member too; the
-			// group's line, before them, began the cycle of all of them.
+			// A member's line in its group's cycle: the group's line,
+			// before it, began the member's cycle.
+			memberLines = true
+			p, g := podKey.FindStringSubmatch(line), podGroupKey.FindStringSubmatch(line)
+			if p != nil && g != nil {
+				if start, ok := groupStart[g[1]]; ok {
+					cycle[p[1]] = start
+				}
+			}
 		case attemptLine.MatchString(line):
 			cycle[attemptLine.FindStringSubmatch(line)[1]] = at
 		case groupAttemptLine.MatchString(line):
-			// A pod group's cycle is its members' (chapter 11, -v=3
-			// logs no line per member).
 			g := groupAttemptLine.FindStringSubmatch(line)[1]
+			groupStart[g] = at
+			if memberLines {
+				continue
+			}
+			// A pod group's cycle is all its members' (chapters 11 on at
+			// -v=3 log no line per member).
 			for pod, group := range groupOf {
 				if ns+"/"+group == g {
 					cycle[ns+"/"+pod] = at

@@ -48,6 +48,72 @@ func TestReadChaosLog(t *testing.T) {
 	}
 }
 
+// TestReadChaosLogPodGroupCycles reads kube-scheduler's lines (-v=3) of a
+// gang's cycles: the second cycle, which retries the member whose Binding
+// failed, is not the cycle of a member that still waited to bind from the
+// first; a chapter's log, without member lines, gives a group's cycle to
+// every member.
+func TestReadChaosLogPodGroupCycles(t *testing.T) {
+	at := func(s string) time.Time { return klogTimeLocal("I1127 13:42:" + s) }
+	groupOf := map[string]string{"g-0": "g", "g-1": "g", "g-2": "g"}
+	tests := []struct {
+		name string
+		log  []string
+		want []logBind
+	}{
+		{
+			name: "kube-scheduler: a retry cycle for one member",
+			log: []string{
+				`I1127 13:42:24.754340   1 schedule_one_podgroup.go:126] "Attempting to schedule pod group" podGroupType="podgroup" podGroup="ns/g"`,
+				`I1127 13:42:24.754436   1 schedule_one_podgroup.go:661] "Attempting to schedule a pod belonging to a pod group" podGroupType="podgroup" podGroup="ns/g" pod="ns/g-2"`,
+				`I1127 13:42:24.755619   1 schedule_one_podgroup.go:661] "Attempting to schedule a pod belonging to a pod group" podGroupType="podgroup" podGroup="ns/g" pod="ns/g-0"`,
+				`I1127 13:42:24.756521   1 schedule_one_podgroup.go:661] "Attempting to schedule a pod belonging to a pod group" podGroupType="podgroup" podGroup="ns/g" pod="ns/g-1"`,
+				`I1127 13:42:24.760000   1 default_binder.go:70] "Attempting to bind pod to node" logger="Bind.DefaultBinder" podGroupType="podgroup" podGroup="ns/g" pod="ns/g-2" node="n2"`,
+				`I1127 13:42:24.761516   1 default_binder.go:70] "Attempting to bind pod to node" logger="Bind.DefaultBinder" podGroupType="podgroup" podGroup="ns/g" pod="ns/g-1" node="n0"`,
+				`I1127 13:42:25.095769   1 schedule_one_podgroup.go:126] "Attempting to schedule pod group" podGroupType="podgroup" podGroup="ns/g"`,
+				`I1127 13:42:25.096000   1 schedule_one_podgroup.go:661] "Attempting to schedule a pod belonging to a pod group" podGroupType="podgroup" podGroup="ns/g" pod="ns/g-1"`,
+				`I1127 13:42:25.215737   1 default_binder.go:70] "Attempting to bind pod to node" logger="Bind.DefaultBinder" podGroupType="podgroup" podGroup="ns/g" pod="ns/g-0" node="n2"`,
+				`I1127 13:42:25.300000   1 default_binder.go:70] "Attempting to bind pod to node" logger="Bind.DefaultBinder" podGroupType="podgroup" podGroup="ns/g" pod="ns/g-1" node="n1"`,
+			},
+			want: []logBind{
+				{Pod: "g-2", Node: "n2", Cycle: at("24.754340"), At: at("24.760000")},
+				{Pod: "g-1", Node: "n0", Cycle: at("24.754340"), At: at("24.761516")},
+				{Pod: "g-0", Node: "n2", Cycle: at("24.754340"), At: at("25.215737")},
+				{Pod: "g-1", Node: "n1", Cycle: at("25.095769"), At: at("25.300000")},
+			},
+		},
+		{
+			name: "a chapter: no member lines",
+			log: []string{
+				`I1127 13:42:24.754340   1 schedule_one_podgroup.go:60] "Attempting to schedule pod group" podGroup="ns/g"`,
+				`I1127 13:42:24.760000   1 default_binder.go:70] "Attempting to bind pod to node" pod="ns/g-0" node="n0"`,
+				`I1127 13:42:24.761000   1 default_binder.go:70] "Attempting to bind pod to node" pod="ns/g-1" node="n1"`,
+				`I1127 13:42:24.762000   1 default_binder.go:70] "Attempting to bind pod to node" pod="ns/g-2" node="n2"`,
+			},
+			want: []logBind{
+				{Pod: "g-0", Node: "n0", Cycle: at("24.754340"), At: at("24.760000")},
+				{Pod: "g-1", Node: "n1", Cycle: at("24.754340"), At: at("24.761000")},
+				{Pod: "g-2", Node: "n2", Cycle: at("24.754340"), At: at("24.762000")},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.log")
+			if err := os.WriteFile(path, []byte(strings.Join(tt.log, "\n")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, binds, err := readChaosLog(path, "ns", groupOf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, binds); diff != "" {
+				t.Errorf("bindings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestLateBinds(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }

@@ -85,7 +85,7 @@ func (r *Runner) Outage(ctx context.Context, sched Scheduler, cfg OutageConfig) 
 	if ru.proc != nil {
 		if ru.proc.Exited() {
 			violate("the scheduler exited: %v", ru.proc.Err())
-		} else if err := ru.proc.Stop(true); err != nil {
+		} else if err := ru.proc.StopAs(sched); err != nil {
 			violate("%v", err)
 		}
 	}

@@ -104,7 +104,12 @@ func run() error {
 	// than it computes.
 	err = e2e.Play(ctx, h.Runners, len(h.Chapters), func(ctx context.Context, r *e2e.Runner, i int) result {
 		c := h.Chapters[i]
-		sched := e2e.Scheduler{Chapter: c.Number, Label: c.Dir, Command: []string{h.Binaries[c.Number], "-v=3"}}
+		// Chapter 13 runs as kube-scheduler with its defaults-plus-NodeCost
+		// configuration (h.ChapterScheduler).
+		sched, err := h.ChapterScheduler(c, "-v=3")
+		if err != nil {
+			return result{rep: e2e.ChaosReport{Violations: []string{err.Error()}}}
+		}
 		rep := r.Chaos(ctx, sched, cfg)
 		return result{rep, r.Outage(ctx, sched, e2e.DefaultOutage)}
 	}, func(i int, res result) {
