@@ -148,6 +148,10 @@ type Verdict struct {
 	// their sum, for the nodes that passed.
 	Scores map[string]int64
 	Total  int64
+	// ScoreError is PreScore's or Score's status when it was not a
+	// success, on every node that passed: a test that compares only the
+	// Filter verdicts still runs then.
+	ScoreError string
 }
 
 // Cycle runs PreFilter, Filter on every node, PreScore and Score on the
@@ -183,12 +187,18 @@ func Cycle(ctx context.Context, t testing.TB, fw *Framework, pod *v1.Pod) (strin
 	if len(feasible) == 0 {
 		return "", out
 	}
+	failed := func(s *fwk.Status) map[string]Verdict {
+		for _, ni := range feasible {
+			out[ni.Node().Name] = Verdict{ScoreError: statusString(s)}
+		}
+		return out
+	}
 	if s := fw.RunPreScorePlugins(ctx, state, pod, feasible); !s.IsSuccess() {
-		t.Fatalf("PreScore: %v", s)
+		return "", failed(s)
 	}
 	scores, s := fw.RunScorePlugins(ctx, state, pod, feasible)
 	if !s.IsSuccess() {
-		t.Fatalf("Score: %v", s)
+		return "", failed(s)
 	}
 	for _, ns := range scores {
 		v := Verdict{Scores: map[string]int64{}, Total: ns.TotalScore}

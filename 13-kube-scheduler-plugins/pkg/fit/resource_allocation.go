@@ -78,6 +78,12 @@ func (r *resourceAllocationScorer) score(ctx context.Context, pod *v1.Pod, nodeI
 	if len(r.resources) == 0 {
 		return 0, fwk.NewStatus(fwk.Error, "resources not found")
 	}
+	// One request per scored resource, or podRequestList has a bug: an
+	// error status then, where upstream's would index past the end and
+	// panic (the workshop's stub of podRequestList returns nil).
+	if len(podRequests) != len(r.resources) {
+		return 0, fwk.AsStatus(fmt.Errorf("%d pod requests for %d scored resources", len(podRequests), len(r.resources)))
+	}
 	requested := make([]int64, len(r.resources))
 	allocatable := make([]int64, len(r.resources))
 	for i, res := range r.resources {
