@@ -11,7 +11,11 @@
 // InPlacePodVerticalScalingSchedulerPreemption and the placement score of
 // TopologyAwareWorkloadScheduling. It has the LeastAllocated and
 // MostAllocated scoring strategies, not RequestedToCapacityRatio, and does
-// not score extended resources that DRA devices back.
+// not score extended resources that DRA devices back. It does not learn
+// the resources a scheduler extender manages with ignoredByScheduler:
+// kube-scheduler writes them into the args of the plugin named
+// NodeResourcesFit (buildExtenders in pkg/scheduler/scheduler.go), and
+// with NodeResourcesFit disabled it refuses such an extender.
 package fit
 
 import (
@@ -34,7 +38,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	plfeature "k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 	"k8s.io/utils/ptr"
 )
@@ -119,21 +122,34 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error
 
 // decodeArgs turns what kube-scheduler hands New into defaulted, valid
 // NodeResourcesFitArgs: nil or raw JSON (a configuration file), or typed
-// args (a test).
+// args (a test). The raw JSON goes through the scheduler's codecs as
+// NodeResourcesFitArgs, as kube-scheduler decodes the in-tree plugin's
+// (PluginConfig.decodeNestedObjects in k8s.io/kube-scheduler/config/v1):
+// strictly, so a misspelt field is an error, not a default taken quietly,
+// and defaulted (SetDefaults_NodeResourcesFitArgs: LeastAllocated over CPU
+// and memory, each of weight 1) and converted on the way.
 func decodeArgs(obj runtime.Object) (*config.NodeResourcesFitArgs, error) {
-	if args, ok := obj.(*config.NodeResourcesFitArgs); ok {
-		return args, validation.ValidateNodeResourcesFitArgs(nil, args)
+	var raw []byte
+	switch o := obj.(type) {
+	case *config.NodeResourcesFitArgs:
+		return o, validation.ValidateNodeResourcesFitArgs(nil, o)
+	case nil:
+	case *runtime.Unknown:
+		raw = o.Raw
+	default:
+		return nil, fmt.Errorf("args of type %T, want NodeResourcesFitArgs", obj)
 	}
-	external := &configv1.NodeResourcesFitArgs{}
-	if err := frameworkruntime.DecodeInto(obj, external); err != nil {
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	gvk := configv1.SchemeGroupVersion.WithKind("NodeResourcesFitArgs")
+	decoded, _, err := scheme.Codecs.UniversalDecoder().Decode(raw, &gvk, nil)
+	if err != nil {
 		return nil, fmt.Errorf("decoding args: %w", err)
 	}
-	// SetDefaults_NodeResourcesFitArgs: LeastAllocated over CPU and
-	// memory, each of weight 1.
-	scheme.Scheme.Default(external)
-	args := &config.NodeResourcesFitArgs{}
-	if err := scheme.Scheme.Convert(external, args, nil); err != nil {
-		return nil, fmt.Errorf("converting args: %w", err)
+	args, ok := decoded.(*config.NodeResourcesFitArgs)
+	if !ok {
+		return nil, fmt.Errorf("args decoded as %T, want NodeResourcesFitArgs", decoded)
 	}
 	if err := validation.ValidateNodeResourcesFitArgs(nil, args); err != nil {
 		return nil, err

@@ -436,6 +436,9 @@ func TestArgs(t *testing.T) {
 		{name: "MostAllocated", args: "scoringStrategy: {type: MostAllocated}"},
 		{name: "RequestedToCapacityRatio", args: "scoringStrategy:\n  type: RequestedToCapacityRatio\n  requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}", wantErr: "scoring strategy RequestedToCapacityRatio is not supported by Fit"},
 		{name: "a weight out of range", args: "scoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 200}]}", wantErr: "resource weight of cpu not in valid range"},
+		// kube-scheduler refuses the same field in NodeResourcesFit's args
+		// when it loads the file (strict decoding).
+		{name: "a misspelt field", args: "scoringStrategy: {type: MostAllocated, resouces: [{name: cpu, weight: 2}]}", wantErr: `unknown field "scoringStrategy.resouces"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

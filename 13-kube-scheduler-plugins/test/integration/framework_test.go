@@ -224,12 +224,16 @@ func schedulerConfig(t *testing.T, name, kubeconfig string, args map[string]map[
 // cannot take out-of-tree plugins: options.NewOptions, the flags, then
 // app.Setup with registry.Options and app.Run. Its HTTPS server is off
 // (--secure-port=0): the tests read the apiserver.
-func runScheduler(ctx context.Context, t *testing.T, configFile string, flags ...string) {
+//
+// It takes no flags but these two. A --feature-gates flag would set only
+// the copy of the gates registered below, while kube-scheduler and the
+// plugins read the process's (utilfeature.DefaultFeatureGate):
+// StartTestServer copies them back (SetFeatureGatesDuringTest), and a test
+// that needs a gate would set it that way.
+func runScheduler(ctx context.Context, t *testing.T, configFile string) {
 	t.Helper()
-	// A registry of its own, on a copy of the feature gates, as
-	// StartTestServer has, so that one test's --feature-gates do not leak
-	// into the next; the gates the plugins read are the process's
-	// (utilfeature.DefaultFeatureGate).
+	// A component registry of its own, as StartTestServer builds one: the
+	// kube component, on a copy of the process's feature gates.
 	gate := utilfeature.DefaultMutableFeatureGate.DeepCopy()
 	version := utilcompatibility.DefaultKubeEffectiveVersionForTest()
 	version.SetEmulationVersion(gate.EmulationVersion())
@@ -243,7 +247,7 @@ func runScheduler(ctx context.Context, t *testing.T, configFile string, flags ..
 	for _, f := range opts.Flags.FlagSets {
 		fs.AddFlagSet(f)
 	}
-	if err := fs.Parse(append([]string{"--config=" + configFile, "--secure-port=0"}, flags...)); err != nil {
+	if err := fs.Parse([]string{"--config=" + configFile, "--secure-port=0"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := opts.ComponentGlobalsRegistry.Set(); err != nil {
