@@ -60,7 +60,7 @@ down: $(BIN_DIR)/cluster ## Stop the local cluster and remove its files.
 	@$(BIN_DIR)/cluster down --dir $(ROOT)/.cache/cluster
 
 .PHONY: demo
-demo: tools ## Run a chapter (CHAPTER=NN, default the newest) on a fresh cluster; ONCE=1 exits when done; CONFIG=random|nodecost|fit picks chapter 13's configuration.
+demo: tools ## Run a chapter (CHAPTER=NN, default the newest) on a fresh cluster; ONCE=1 exits when done; CONFIG=NAME picks chapter 13's config/NAME.yaml (random, nodecost, fit or your own).
 	@mkdir -p $(BIN_DIR) && go build -o $(BIN_DIR)/demo ./scripts/cmd/demo
 	@$(BIN_DIR)/demo --chapter $(or $(CHAPTER),$(NEWEST)) --tools $(TOOLS_DIR) $(if $(ONCE),--once) $(if $(CONFIG),--config $(CONFIG))
 

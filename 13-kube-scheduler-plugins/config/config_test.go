@@ -44,14 +44,14 @@ func weights(p *config.Plugins) map[string]int32 {
 
 func TestConfigurations(t *testing.T) {
 	logger, ctx := ktesting.NewTestContext(t)
-	load := func(file string) *config.Plugins {
+	load := func(t *testing.T, file string) *config.Plugins {
 		profile := plugintest.LoadProfile(t, logger, file)
 		if profile.SchedulerName != "mini-scheduler" {
 			t.Errorf("%s: scheduler name %q, want mini-scheduler", file, profile.SchedulerName)
 		}
 		return plugintest.NewFramework(ctx, t, profile, nil, nil).ListPlugins()
 	}
-	defaults := load(plugintest.WriteConfig(t, "profiles:\n- schedulerName: mini-scheduler\n"))
+	defaults := load(t, plugintest.WriteConfig(t, "profiles:\n- schedulerName: mini-scheduler\n"))
 	replace := func(l []string, old, new string) []string {
 		out := slices.Clone(l)
 		if i := slices.Index(out, old); i >= 0 {
@@ -61,7 +61,7 @@ func TestConfigurations(t *testing.T) {
 	}
 
 	t.Run("fit.yaml: the defaults with Fit in NodeResourcesFit's place", func(t *testing.T) {
-		got := load("fit.yaml")
+		got := load(t, "fit.yaml")
 		want := map[string][]string{}
 		for point, l := range points(defaults) {
 			want[point] = replace(l, "NodeResourcesFit", "Fit")
@@ -87,7 +87,7 @@ func TestConfigurations(t *testing.T) {
 	})
 
 	t.Run("nodecost.yaml: the defaults and NodeCost", func(t *testing.T) {
-		got := load("nodecost.yaml")
+		got := load(t, "nodecost.yaml")
 		want := points(defaults)
 		want["PreScore"] = append(want["PreScore"], "NodeCost")
 		want["Score"] = append(want["Score"], "NodeCost")
@@ -100,7 +100,7 @@ func TestConfigurations(t *testing.T) {
 	})
 
 	t.Run("random.yaml: the defaults with Random as the only scorer", func(t *testing.T) {
-		got := load("random.yaml")
+		got := load(t, "random.yaml")
 		want := points(defaults)
 		want["PreScore"] = []string{"Random"}
 		want["Score"] = []string{"Random"}

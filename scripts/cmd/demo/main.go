@@ -50,7 +50,7 @@ func run() error {
 	tools := flag.String("tools", ".cache/tools", "tools directory")
 	once := flag.Bool("once", false, "exit once every pod runs")
 	timeout := flag.Duration("timeout", 2*time.Minute, "with --once, how long to wait for the pods")
-	config := flag.String("config", e2e.DefaultPluginsConfig, "chapter 13 only: which of its configurations ("+strings.Join(e2e.PluginsConfigs, ", ")+")")
+	config := flag.String("config", e2e.DefaultPluginsConfig, "chapter 13 only: NAME of its config/NAME.yaml (it ships "+strings.Join(e2e.PluginsConfigs, ", ")+")")
 	flag.Parse()
 
 	all, err := e2e.FindChapters(".")
