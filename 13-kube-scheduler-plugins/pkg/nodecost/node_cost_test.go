@@ -66,6 +66,12 @@ func TestNodeCost(t *testing.T) {
 			want:  map[string]int64{"a": 100, "b": 100},
 		},
 		{
+			name:  "costs up to the int64 limit",
+			costs: map[string]string{"a": "0", "b": "4611686018427387904", "c": "9223372036854775807"},
+			optIn: true,
+			want:  map[string]int64{"a": 100, "b": 50, "c": 0},
+		},
+		{
 			name:  "a pod that did not opt in is not scored (PreScore says Skip)",
 			costs: map[string]string{"a": "1", "b": "9"},
 			want:  map[string]int64{"a": 0, "b": 0},

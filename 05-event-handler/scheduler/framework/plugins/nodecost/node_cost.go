@@ -104,7 +104,9 @@ func (pl *NodeCost) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Po
 		case highest == lowest:
 			scores[i].Score = fwk.MaxScore
 		default:
-			scores[i].Score = fwk.MaxScore * (highest - scores[i].Score) / (highest - lowest)
+			// In float64: MaxScore times a difference of costs overflows
+			// int64 once two costs differ by more than MaxInt64/100.
+			scores[i].Score = int64(float64(fwk.MaxScore) * float64(highest-scores[i].Score) / float64(highest-lowest))
 		}
 	}
 	return nil

@@ -32,6 +32,11 @@ func TestNodeCost(t *testing.T) {
 			costs: map[string]string{"a": "4", "b": "4"},
 			want:  map[string]int64{"a": 100, "b": 100},
 		},
+		{
+			name:  "costs up to the int64 limit",
+			costs: map[string]string{"a": "0", "b": "4611686018427387904", "c": "9223372036854775807"},
+			want:  map[string]int64{"a": 100, "b": 50, "c": 0},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
