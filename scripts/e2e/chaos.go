@@ -731,11 +731,24 @@ func checkBoundOnce(ru *run, bindings []binding, violate func(string, ...any)) (
 		return accepted, refused
 	}
 	for _, p := range pods.Items {
-		if p.Spec.NodeName != "" && len(byPod[p.Name]) == 0 {
+		if p.Spec.NodeName != "" && len(byPod[p.Name]) == 0 && !mayHaveLanded(bindings, p.Name, p.Spec.NodeName) {
 			violate("pod %s is bound to %s, but no Binding was accepted", p.Name, p.Spec.NodeName)
 		}
 	}
 	return accepted, refused
+}
+
+// mayHaveLanded says whether a Binding of pod to node ended in a server
+// error (5xx). When the client goes away mid-request, as the scheduler's
+// connections do when the outage cuts them, the apiserver answers 504
+// ("context canceled") to a request whose write to etcd may still
+// complete: the pod is then bound although no Binding was accepted, and
+// the scheduler, which saw an error, tries again and hears that the pod is
+// already assigned.
+func mayHaveLanded(bindings []binding, pod, node string) bool {
+	return slices.ContainsFunc(bindings, func(b binding) bool {
+		return b.Pod == pod && b.Node == node && b.Code >= 500
+	})
 }
 
 // checkOutage counts what the scheduler said about the apiserver being

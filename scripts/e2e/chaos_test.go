@@ -114,6 +114,30 @@ func TestReadChaosLogPodGroupCycles(t *testing.T) {
 	}
 }
 
+// TestMayHaveLanded: a pod bound without an accepted Binding is explained
+// only by a Binding to that node that ended in a server error.
+func TestMayHaveLanded(t *testing.T) {
+	bindings := []binding{
+		{Pod: "a", Node: "n1", Code: 504},
+		{Pod: "a", Node: "n2", Code: 409},
+		{Pod: "b", Node: "n1", Code: 409},
+	}
+	tests := []struct {
+		pod, node string
+		want      bool
+	}{
+		{pod: "a", node: "n1", want: true},
+		{pod: "a", node: "n2", want: false},
+		{pod: "b", node: "n1", want: false},
+		{pod: "c", node: "n1", want: false},
+	}
+	for _, tt := range tests {
+		if got := mayHaveLanded(bindings, tt.pod, tt.node); got != tt.want {
+			t.Errorf("mayHaveLanded(%s, %s) = %v, want %v", tt.pod, tt.node, got, tt.want)
+		}
+	}
+}
+
 func TestLateBinds(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
