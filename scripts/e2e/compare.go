@@ -117,6 +117,15 @@ func upstreamFeatureGates(chapter int) string {
 	return gates
 }
 
+// PluginsCompareGates are the feature gates make compare gives chapter 13
+// and the kube-scheduler it is compared with: GenericWorkload for the pod
+// groups, and NominatedNodeNameForExpectation off. With it on, every
+// member of a gang that waits at Permit gets a nominatedNodeName, all but
+// the last one tried, and kube-scheduler does not try a group's members in
+// a fixed order (its logs show a different order from run to run): the
+// nominations would differ between two runs of the same scheduler.
+const PluginsCompareGates = "--feature-gates=GenericWorkload=true,NominatedNodeNameForExpectation=false"
+
 // UpstreamDefaultsConfig is kube-scheduler's own default profile, answering
 // to the chapters' scheduler name, with the given client QPS and burst.
 func UpstreamDefaultsConfig(kubeconfig string, client Client) string {
@@ -143,10 +152,11 @@ leaderElection:
 func UpstreamScheduler(toolsDir, dir string, chapter int) (Scheduler, error) {
 	if chapter == PluginsChapter {
 		// Chapter 13 is kube-scheduler with its plugins: it is compared
-		// with kube-scheduler's own defaults, the same gates on both.
+		// with kube-scheduler's own defaults, the same gates on both
+		// (PluginsCompareGates).
 		return upstreamScheduler(toolsDir, dir, "kube-scheduler-defaults.yaml",
 			func(kubeconfig string) string { return UpstreamDefaultsConfig(kubeconfig, ChapterClient) },
-			chapter, "kube-scheduler (defaults)", "-v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=10", "--feature-gates=GenericWorkload=true")
+			chapter, "kube-scheduler (defaults)", "-v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=10", PluginsCompareGates)
 	}
 	return upstreamScheduler(toolsDir, dir, fmt.Sprintf("kube-scheduler-%02d.yaml", chapter),
 		func(kubeconfig string) string { return UpstreamConfig(chapter, kubeconfig, ChapterClient) },

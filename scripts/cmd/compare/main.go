@@ -64,7 +64,7 @@ func run() error {
 			// Chapter 13 with its own NodeResourcesFit, against
 			// kube-scheduler's defaults.
 			if ours, err = e2e.PluginsScheduler(h.Root, h.Dir, h.Binaries[c.Number], "fit", e2e.ChapterClient,
-				"-v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=10", "--feature-gates=GenericWorkload=true"); err != nil {
+				"-v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=10", e2e.PluginsCompareGates); err != nil {
 				return err
 			}
 		}
