@@ -6,8 +6,9 @@
 //
 // It uses four extension points, one method each, as every plugin under
 // pkg/scheduler/framework/plugins/ of k8s.io/kubernetes does:
-//   - PreScore sees every feasible node once per pod, so it makes the choice
-//     and keeps it in the CycleState;
+//   - PreScore sees, once per pod, the feasible nodes the cycle found (above
+//     100 nodes, percentageOfNodesToScore stops the search early), so it
+//     makes the choice among them and keeps it in the CycleState;
 //   - Score gives the chosen node MaxScore and the others MinScore, so
 //     selectHost (schedule_one.go) picks it;
 //   - Reserve and Unreserve record the choice while the pod is assumed on
