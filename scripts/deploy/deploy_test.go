@@ -153,18 +153,25 @@ func TestLeastPrivilege(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	admin := kubernetes.NewForConfigOrDie(cfg)
+	// dryRun applies a manifest with kubectl --dry-run=server and returns
+	// what kubectl printed.
+	dryRun := func(t *testing.T, file string) string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", writeKubeconfig(t, cfg), "apply", "--dry-run=server", "-f", file)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("kubectl apply --dry-run=server -f %s: %v\n%s%s", file, err, out, stderr.String())
+		}
+		return string(out)
+	}
 
 	t.Run("the manifests pass a server-side dry-run", func(t *testing.T) {
 		if _, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "minisched"}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", writeKubeconfig(t, cfg), "apply", "--dry-run=server", "-f", manifest)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("kubectl apply --dry-run=server: %v\n%s%s", err, out, stderr.String())
-		}
+		out := dryRun(t, manifest)
 		// The namespace exists already (objects in a namespace that does
 		// not exist fail a dry run), created without kubectl's annotation.
 		want := "namespace/minisched configured (server dry run)\n" +
@@ -172,7 +179,7 @@ func TestLeastPrivilege(t *testing.T) {
 			"clusterrole.rbac.authorization.k8s.io/minisched:mini-scheduler created (server dry run)\n" +
 			"clusterrolebinding.rbac.authorization.k8s.io/minisched:mini-scheduler created (server dry run)\n" +
 			"deployment.apps/mini-scheduler created (server dry run)\n"
-		if diff := cmp.Diff(want, string(out)); diff != "" {
+		if diff := cmp.Diff(want, out); diff != "" {
 			t.Errorf("kubectl output (-want, +got):\n%s", diff)
 		}
 	})
@@ -180,13 +187,7 @@ func TestLeastPrivilege(t *testing.T) {
 	t.Run("chapter 13's manifest passes a server-side dry-run", func(t *testing.T) {
 		// kube-scheduler's own roles, which it binds to, exist: the
 		// apiserver's RBAC bootstrap policy creates them at start.
-		cmd := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", writeKubeconfig(t, cfg), "apply", "--dry-run=server", "-f", pluginsManifest)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("kubectl apply --dry-run=server: %v\n%s%s", err, out, stderr.String())
-		}
+		out := dryRun(t, pluginsManifest)
 		want := "namespace/minisched configured (server dry run)\n" +
 			"serviceaccount/kube-scheduler-plugins created (server dry run)\n" +
 			"clusterrolebinding.rbac.authorization.k8s.io/minisched:kube-scheduler-plugins:kube-scheduler created (server dry run)\n" +
@@ -194,7 +195,7 @@ func TestLeastPrivilege(t *testing.T) {
 			"rolebinding.rbac.authorization.k8s.io/minisched:kube-scheduler-plugins:authentication-reader created (server dry run)\n" +
 			"configmap/kube-scheduler-plugins created (server dry run)\n" +
 			"deployment.apps/kube-scheduler-plugins created (server dry run)\n"
-		if diff := cmp.Diff(want, string(out)); diff != "" {
+		if diff := cmp.Diff(want, out); diff != "" {
 			t.Errorf("kubectl output (-want, +got):\n%s", diff)
 		}
 		for _, role := range []string{"system:kube-scheduler", "system:volume-scheduler"} {
