@@ -11,9 +11,11 @@
 // KubeSchedulerConfiguration (--config) says which plugins run, and where
 // the apiserver is (clientConnection.kubeconfig; kube-scheduler ignores
 // --kubeconfig when --config is given, options.go ApplyTo). The chapter
-// ships one configuration per use under config/:
+// ships one configuration per use under config/. Run from the repository's
+// root, on a copy that names the cluster's kubeconfig
+// (docs/reference/13-kube-scheduler-plugins.md, Run it, has the steps):
 //
-//	go run ./13-kube-scheduler-plugins --config config/random.yaml
+//	go run ./13-kube-scheduler-plugins --config /tmp/random.yaml --secure-port=0
 package main
 
 import (
