@@ -18,6 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
@@ -25,8 +28,10 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
 	"minisched/13-kube-scheduler-plugins/pkg/registry"
 )
@@ -68,19 +73,29 @@ type Framework struct {
 }
 
 // NewFramework builds upstream's framework for the profile over a
-// snapshot of the nodes and the pods on them. The framework starts
-// goroutines (its metrics recorder) that run until its context is
-// cancelled: NewFramework cancels it when the test ends (ktesting's
-// context is never cancelled). The framework counts every plugin's
-// evaluations in the scheduler's metrics, which kube-scheduler registers
-// at start: so does NewFramework, once (metrics.Register, as upstream's
-// framework_test.go does).
-func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedulerProfile, nodes []*v1.Node, pods []*v1.Pod) *Framework {
+// snapshot of the nodes and the pods on them. The objects are what the
+// apiserver holds besides them, such as DeviceClasses: the framework's
+// informers and its DRA manager see them, as scheduler.New builds that
+// manager when DynamicResourceAllocation is on (GA in v1.37). The framework
+// starts goroutines (its metrics recorder, the informers) that run until
+// its context is cancelled: NewFramework cancels it when the test ends
+// (ktesting's context is never cancelled). The framework counts every
+// plugin's evaluations in the scheduler's metrics, which kube-scheduler
+// registers at start: so does NewFramework, once (metrics.Register, as
+// upstream's framework_test.go does).
+func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedulerProfile, nodes []*v1.Node, pods []*v1.Pod, objects ...runtime.Object) *Framework {
 	t.Helper()
 	metrics.Register()
 	ctx, cancel := context.WithCancel(ctx)
-	t.Cleanup(cancel)
-	client := fake.NewClientset()
+	client := fake.NewClientset(objects...)
+	informerFactory := informers.NewSharedInformerFactory(client, 0)
+	// Cancel first, then wait: Shutdown waits for the informers, which
+	// stop only once the context is done.
+	t.Cleanup(func() {
+		cancel()
+		informerFactory.Shutdown()
+	})
+	dra := newDRAManager(ctx, t, client, informerFactory)
 	snapshot := cache.NewSnapshot(pods, nodes)
 	built := map[string]fwk.Plugin{}
 	r := Registry(t)
@@ -93,14 +108,53 @@ func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedule
 	}
 	fw, err := frameworkruntime.NewFramework(ctx, r, &profile,
 		frameworkruntime.WithClientSet(client),
-		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
+		frameworkruntime.WithInformerFactory(informerFactory),
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
 		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+		frameworkruntime.WithSharedDRAManager(dra),
 	)
 	if err != nil {
 		t.Fatalf("building the framework for profile %s: %v", profile.SchedulerName, err)
 	}
+	// As kube-scheduler does, the informers start once the plugins have
+	// asked for theirs.
+	informerFactory.Start(ctx.Done())
+	informerFactory.WaitForCacheSync(ctx.Done())
 	return &Framework{Framework: fw, Plugins: built}
+}
+
+// newDRAManager builds upstream's DRA manager as scheduler.New does, and
+// feeds its cache of the extended resources that DeviceClasses provide
+// from the DeviceClass informer, as addAllEventHandlers does
+// (eventhandlers.go). It returns once that cache has seen every
+// DeviceClass: a plugin that asks it (NodeResourcesFit and Fit, for an
+// extended resource no node lists) then gets the answer kube-scheduler
+// would.
+func newDRAManager(ctx context.Context, t testing.TB, client *fake.Clientset, informerFactory informers.SharedInformerFactory) fwk.SharedDRAManager {
+	t.Helper()
+	sliceTracker, err := tracker.StartTracker(ctx, tracker.Options{
+		SliceInformer: informerFactory.Resource().V1().ResourceSlices(),
+		KubeClient:    client,
+	})
+	if err != nil {
+		t.Fatalf("starting the ResourceSlice tracker: %v", err)
+	}
+	claims := assumecache.NewAssumeCache(klog.FromContext(ctx), informerFactory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+	dra := dynamicresources.NewDRAManager(ctx, claims, sliceTracker, informerFactory)
+	extended, ok := dra.DeviceClassResolver().(*extendedresourcecache.ExtendedResourceCache)
+	if !ok || extended == nil {
+		// DRAExtendedResource is off: the resolver knows no class.
+		return dra
+	}
+	registration, err := informerFactory.Resource().V1().DeviceClasses().Informer().AddEventHandler(extended)
+	if err != nil {
+		t.Fatalf("watching DeviceClasses: %v", err)
+	}
+	informerFactory.Start(ctx.Done())
+	if !toolscache.WaitForCacheSync(ctx.Done(), registration.HasSynced) {
+		t.Fatal("the DRA manager never saw the DeviceClasses")
+	}
+	return dra
 }
 
 // Profile reads one profile written in YAML, as it would appear under

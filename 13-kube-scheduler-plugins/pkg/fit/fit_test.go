@@ -124,6 +124,8 @@ var cases = []struct {
 	nodes    []*v1.Node
 	existing []podSpec
 	pod      podSpec
+	// classes are the DRA DeviceClasses the apiserver holds.
+	classes []runtime.Object
 }{
 	{
 		name:  "requests that fit one node of two",
@@ -244,6 +246,15 @@ var cases = []struct {
 		nodes: []*v1.Node{node("a", big), node("b", small)},
 		pod:   podSpec{name: "p", containers: []resources{{v1.ResourceCPU: "300m", v1.ResourceMemory: "1Gi"}}},
 	},
+	{
+		// No node lists example.com/gpu, and a DeviceClass provides it:
+		// the DynamicResources plugin allocates it, and NodeResourcesFit
+		// leaves it alone, at Filter and in the signature.
+		name:    "an extended resource that a DeviceClass provides is left to DRA",
+		nodes:   []*v1.Node{node("a", big), node("b", small)},
+		classes: []runtime.Object{deviceClass("gpus", "example.com/gpu")},
+		pod:     podSpec{name: "p", containers: []resources{{v1.ResourceCPU: "1", "example.com/gpu": "1"}}},
+	},
 }
 
 // sortedReasons makes a Filter verdict comparable: the reasons of other
@@ -271,8 +282,8 @@ func TestSameVerdictsAsNodeResourcesFit(t *testing.T) {
 			for _, p := range tt.existing {
 				existing = append(existing, p.pod())
 			}
-			upstream := plugintest.NewFramework(ctx, t, profile(t, "NodeResourcesFit", tt.args), tt.nodes, existing)
-			ours := plugintest.NewFramework(ctx, t, profile(t, fit.Name, tt.args), tt.nodes, existing)
+			upstream := plugintest.NewFramework(ctx, t, profile(t, "NodeResourcesFit", tt.args), tt.nodes, existing, tt.classes...)
+			ours := plugintest.NewFramework(ctx, t, profile(t, fit.Name, tt.args), tt.nodes, existing, tt.classes...)
 			wantPre, want := plugintest.Cycle(ctx, t, upstream, tt.pod.pod())
 			gotPre, got := plugintest.Cycle(ctx, t, ours, tt.pod.pod())
 			t.Logf("verdicts: %+v", got)
@@ -319,11 +330,15 @@ func TestSameSignature(t *testing.T) {
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			upstream := plugintest.NewFramework(ctx, t, profile(t, "NodeResourcesFit", tt.args), tt.nodes, nil)
-			ours := plugintest.NewFramework(ctx, t, profile(t, fit.Name, tt.args), tt.nodes, nil)
+			upstream := plugintest.NewFramework(ctx, t, profile(t, "NodeResourcesFit", tt.args), tt.nodes, nil, tt.classes...)
+			ours := plugintest.NewFramework(ctx, t, profile(t, fit.Name, tt.args), tt.nodes, nil, tt.classes...)
 			want, got := upstream.SignPod(ctx, tt.pod.pod()), ours.SignPod(ctx, tt.pod.pod())
-			if want == nil || got == nil {
-				t.Fatalf("signatures %s and %s: want both", want, got)
+			if (want == nil) != (got == nil) {
+				t.Fatalf("signatures %s and %s: want both or neither", want, got)
+			}
+			if want == nil {
+				// Neither signs a pod whose fit depends on DRA devices.
+				return
 			}
 			var w, g any
 			if err := json.Unmarshal(want, &w); err != nil {
