@@ -179,6 +179,11 @@ verify: check-go ## Check versions, go mod tidy, gofmt, vet, standalone builds, 
 	@$(STAGE) "generated diffs" go run ./scripts/cmd/gendiff -root . -check
 	@$(STAGE) "docs: snippets, links, run outputs, spelling" go run ./scripts/cmd/verifydocs -root .
 
+.PHONY: ja-synced
+ja-synced: check-go ## Mark a Japanese page as in step with its English page after a change that needs no translation (a typo): PAGE=docs/ja/NN-name.md or README.ja.md.
+	@test -n "$(PAGE)" || { echo "ja-synced: say which page: make ja-synced PAGE=docs/ja/NN-name.md"; exit 2; }
+	@go run ./scripts/cmd/verifydocs -root . -ja-synced '$(PAGE)'
+
 .PHONY: docs-data
 docs-data: tools ## Regenerate the outputs of real runs that the docs show (stamped with date and machine); ONLY=scenarios (with the quoted log lines), ONLY=chaos or ONLY=quotes for those alone (ONLY=tests or demo take CHAPTER=NN).
 	@go run ./scripts/cmd/docsdata -root . --tools $(TOOLS_DIR) $(if $(ONLY),--only $(ONLY)) $(if $(CHAPTER),--chapter $(CHAPTER))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/golangci/misspell"
 )
@@ -404,15 +405,17 @@ func hasAnchor(page []byte, name string) bool {
 	return false
 }
 
-// slug is GitHub's heading anchor: lower case, spaces to hyphens, most
-// punctuation dropped.
+// slug is GitHub's heading anchor: lower case, spaces to hyphens, and
+// punctuation and symbols dropped, Japanese ones too (the full-width
+// （）、：, the middle dot ・), while letters of any script, numbers and
+// marks stay.
 func slug(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {
 		switch {
 		case r == ' ':
 			b.WriteRune('-')
-		case r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127:
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.IsMark(r):
 			b.WriteRune(r)
 		}
 	}

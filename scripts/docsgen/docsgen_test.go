@@ -39,6 +39,11 @@ func TestSlug(t *testing.T) {
 		"Chapter 01: the smallest one":  "chapter-01-the-smallest-one",
 		"`make test` and CI":            "make-test-and-ci",
 		"Filters, scores (and weights)": "filters-scores-and-weights",
+		// Japanese headings keep their letters, the long vowel mark
+		// among them, and lose full-width punctuation, as on GitHub.
+		"ステップ1: Filterプラグインを実行する": "ステップ1-filterプラグインを実行する",
+		"章の一覧": "章の一覧",
+		"スケジューラー（前編）、キュー・Pod": "スケジューラー前編キューpod",
 	}
 	for in, want := range tests {
 		if got := slug(in); got != want {

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,7 +24,15 @@ func main() {
 	fix := flag.Bool("fix", false, "rewrite generated blocks")
 	show := flag.String("show", "", "print the declaration 'PATH SYMBOL' with the line numbers a snippet's FROM-TO counts, and exit")
 	only := flag.String("only", "", "report only the problems that contain this text, and the word counts of the posts whose names contain it")
+	jaSynced := flag.String("ja-synced", "", "mark the Japanese page PATH as in step with its English page (after a change that needs no translation, such as a typo), and exit")
 	flag.Parse()
+	if *jaSynced != "" {
+		if err := markSynced(*root, *jaSynced); err != nil {
+			fmt.Fprintln(os.Stderr, "verifydocs: "+err.Error())
+			os.Exit(1)
+		}
+		return
+	}
 	if *show != "" {
 		out, err := docsgen.DeclLines(*root, *show)
 		if err != nil {
@@ -73,6 +82,14 @@ func run(root string, fix bool, only string) ([]string, []string, error) {
 	}
 	pages = append(pages, refs...)
 	pages = append(pages, filepath.Join(root, "README.md"), filepath.Join(root, "scripts", "e2e", "scenarios", "README.md"))
+	ja, err := docsgen.JaPages(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	pages = append(pages, ja...)
+	if _, err := os.Stat(filepath.Join(root, docsgen.JaTerms)); err == nil {
+		pages = append(pages, filepath.Join(root, docsgen.JaTerms))
+	}
 	sort.Strings(pages)
 	var problems []string
 	var allText strings.Builder
@@ -83,6 +100,9 @@ func run(root string, fix bool, only string) ([]string, []string, error) {
 			continue
 		}
 		allText.Write(data)
+		if fix && slices.Contains(ja, page) {
+			data = docsgen.MapJaAnchors(root, page, data)
+		}
 		rendered, err := docsgen.Render(root, filepath.Dir(page), data)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", page, err))
@@ -140,6 +160,7 @@ func run(root string, fix bool, only string) ([]string, []string, error) {
 		problems = append(problems, docsgen.CheckReference(root, page, data, ch, its, i == 0)...)
 	}
 	problems = append(problems, docsgen.CheckWorkshopDocs(root, posts)...)
+	problems = append(problems, checkJapanese(root, ja, posts)...)
 
 	// Every run output exists (Render checked that) and is shown somewhere.
 	outputs, _ := filepath.Glob(filepath.Join(root, "docs", "data", "*"))
@@ -178,4 +199,67 @@ func run(root string, fix bool, only string) ([]string, []string, error) {
 		problems = append(problems, docsgen.Misspellings(f, data)...)
 	}
 	return problems, words, nil
+}
+
+// checkJapanese checks the Japanese pages: each is in step with its
+// English page (docsgen.CheckJa), every post and the README have one, and
+// each Japanese post's nav links the Japanese posts before and after it.
+func checkJapanese(root string, ja, posts []string) []string {
+	var problems []string
+	for _, page := range ja {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		problems = append(problems, docsgen.CheckJa(root, page, data)...)
+	}
+	readme := filepath.Join(root, docsgen.JaReadme)
+	if !slices.Contains(ja, readme) {
+		problems = append(problems, "README.md has no Japanese version "+docsgen.JaReadme)
+	}
+	for i, post := range posts {
+		page := filepath.Join(root, docsgen.JaDir, post)
+		if !slices.Contains(ja, page) {
+			problems = append(problems, fmt.Sprintf("docs/%s has no Japanese version %s/%s", post, docsgen.JaDir, post))
+			continue
+		}
+		data, _ := os.ReadFile(page)
+		next := "../../" + docsgen.JaReadme + "#章の一覧"
+		if i+1 < len(posts) {
+			next = posts[i+1]
+		}
+		if !strings.Contains(string(data), "]("+next+")") {
+			problems = append(problems, fmt.Sprintf("%s: its nav does not link the next Japanese post, %s", page, next))
+		}
+	}
+	return problems
+}
+
+// markSynced records in a Japanese page that it is in step with its
+// English page as the English page is now: the deliberate step after an
+// English change that needs no translation (make ja-synced PAGE=...).
+func markSynced(root, path string) error {
+	page, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		return err
+	}
+	fm, _, err := docsgen.ParseFrontMatter(page)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	english, err := os.ReadFile(filepath.Join(root, fm.English))
+	if err != nil {
+		return fmt.Errorf("%s: its English page: %w", path, err)
+	}
+	hash := docsgen.ProseHash(english)
+	out, err := docsgen.SetSynced(page, hash)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.WriteFile(filepath.Join(root, path), out, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("%s: in step with %s (%s)\n", path, fm.English, hash)
+	return nil
 }
