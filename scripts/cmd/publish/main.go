@@ -1,0 +1,449 @@
+// Command publish writes the series for its two homes, into a folder
+// outside the sources (.cache/publish by default):
+//
+//   - zenn/: a Zenn book of the Japanese posts (books/SLUG/ and
+//     images/SLUG/), to copy to the root of the GitHub repository a Zenn
+//     account deploys from; zenn-html/ has each chapter rendered by Zenn's
+//     own renderer, and screenshots/ a picture of each;
+//   - medium/: one self-contained HTML page per English post, and its
+//     pictures beside it.
+//
+// It needs Node.js (npm) and Debian's Chromium, and says in one line which
+// is missing. Its npm packages are pinned in scripts/publish/node and go
+// into .cache/publish-tools.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"minisched/scripts/docsgen"
+	"minisched/scripts/publish"
+	"minisched/scripts/watch"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "publish: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var o publish.Options
+	out := flag.String("out", ".cache/publish", "the folder to write into")
+	tools := flag.String("tools", ".cache/publish-tools", "the folder for the npm packages")
+	flag.StringVar(&o.Root, "root", ".", "repository root")
+	flag.StringVar(&o.RepoURL, "repo", "", "the repository on GitHub, https://github.com/OWNER/NAME (default: git remote origin)")
+	flag.StringVar(&o.Commit, "commit", "", "the commit or tag links pin (default: HEAD)")
+	flag.StringVar(&o.ZennUser, "zenn-user", "", "the Zenn account the book is deployed from: chapter links need it")
+	flag.StringVar(&o.BookSlug, "book", "minisched-kube-scheduler", "the Zenn book's slug")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
+	}
+	var err error
+	if o.RepoURL == "" {
+		if o.RepoURL, err = originURL(o.Root); err != nil {
+			return err
+		}
+	}
+	if o.Commit == "" {
+		c, err := exec.Command("git", "-C", o.Root, "rev-parse", "HEAD").Output()
+		if err != nil {
+			return fmt.Errorf("the commit to pin links to: %v (say --commit)", err)
+		}
+		o.Commit = strings.TrimSpace(string(c))
+	}
+	if o.ZennUser == "" {
+		return errors.New("say which Zenn account deploys the book: make publish ZENN_USER=name")
+	}
+	chromium, err := watch.Chromium()
+	if err != nil {
+		return errors.New("Chromium is missing: sudo apt-get install chromium")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return errors.New("Node.js is missing: sudo apt-get install nodejs npm")
+	}
+	pages, err := posts(o.Root)
+	if err != nil {
+		return err
+	}
+	res, err := Publish(o, pages, *out, *tools, chromium)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Zenn book: %s (copy books/ and images/ to your Zenn repository; README.md, Publishing, has the steps)\n", filepath.Join(*out, "zenn"))
+	fmt.Printf("Zenn's rendering of each chapter: %s, screenshots in %s\n", filepath.Join(*out, "zenn-html"), filepath.Join(*out, "screenshots"))
+	fmt.Printf("Medium: %d pages in %s\n", len(res.Medium), filepath.Join(*out, "medium"))
+	return nil
+}
+
+// Post is a post in both languages.
+type Post struct {
+	English, Japanese publish.Page
+}
+
+// posts returns the series, in reading order, each post rendered in both
+// languages.
+func posts(root string) ([]Post, error) {
+	chapters, err := docsgen.ChapterDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	names, _, err := docsgen.Posts(root, chapters)
+	if err != nil {
+		return nil, err
+	}
+	var out []Post
+	for _, name := range names {
+		en, err := rendered(root, "docs/"+name)
+		if err != nil {
+			return nil, err
+		}
+		ja, err := rendered(root, docsgen.JaDir+"/"+name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Post{English: en, Japanese: ja})
+	}
+	return out, nil
+}
+
+func rendered(root, rel string) (publish.Page, error) {
+	path := filepath.Join(root, rel)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return publish.Page{}, err
+	}
+	page, err := docsgen.Render(root, filepath.Dir(path), data)
+	if err != nil {
+		return publish.Page{}, fmt.Errorf("%s: %w", rel, err)
+	}
+	return publish.Page{Path: rel, Markdown: string(page)}, nil
+}
+
+var githubRe = regexp.MustCompile(`github\.com[:/]([^/]+)/([^/.]+?)(\.git)?$`)
+
+// originURL is the repository's GitHub address, from its origin remote.
+func originURL(root string) (string, error) {
+	out, err := exec.Command("git", "-C", root, "remote", "get-url", "origin").Output()
+	if m := githubRe.FindStringSubmatch(strings.TrimSpace(string(out))); err == nil && m != nil {
+		return "https://github.com/" + m[1] + "/" + m[2], nil
+	}
+	return "", errors.New("say where the repository is on GitHub: make publish REPO=https://github.com/OWNER/NAME (origin is not a GitHub remote)")
+}
+
+// BookConfig is the book's config.yaml: its title, the Japanese README's
+// first paragraph as its summary, and five topics.
+func BookConfig(root string) (publish.BookConfig, error) {
+	readme, err := os.ReadFile(filepath.Join(root, docsgen.JaReadme))
+	if err != nil {
+		return publish.BookConfig{}, err
+	}
+	_, body, err := docsgen.ParseFrontMatter(readme)
+	if err != nil {
+		return publish.BookConfig{}, fmt.Errorf("%s: %w", docsgen.JaReadme, err)
+	}
+	var summary string
+	for _, para := range strings.Split(string(body), "\n\n") {
+		p := strings.TrimSpace(para)
+		if p == "" || strings.HasPrefix(p, "#") || strings.HasPrefix(p, "[") || strings.HasPrefix(p, "<!--") {
+			continue
+		}
+		summary = strings.NewReplacer("**", "", "`", "", "\n", "").Replace(p)
+		break
+	}
+	return publish.BookConfig{
+		Title:   "minisched: kube-schedulerを作りながら学ぶ",
+		Summary: summary,
+		Topics:  []string{"kubernetes", "kubescheduler", "go", "scheduler", "k8s"},
+	}, nil
+}
+
+// Result is what Publish wrote.
+type Result struct {
+	Book   *publish.Book
+	Medium []string
+}
+
+// Publish writes the Zenn book and the Medium pages into out, draws their
+// pictures with chromium and mermaid-cli, renders the book with Zenn's
+// renderer, and takes a screenshot of every page. It fails on any rule a
+// page breaks.
+func Publish(o publish.Options, posts []Post, out, tools, chromium string) (*Result, error) {
+	cfg, err := BookConfig(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	var ja []publish.Page
+	for _, p := range posts {
+		ja = append(ja, p.Japanese)
+	}
+	book, err := publish.ZennBook(o, ja, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if problems := publish.CheckZenn(book, o.BookSlug); len(problems) > 0 {
+		return nil, fmt.Errorf("the Zenn book breaks Zenn's rules:\n%s", strings.Join(problems, "\n"))
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return nil, err
+	}
+	if err := npmInstall(o.Root, tools); err != nil {
+		return nil, err
+	}
+	ctx, cancel, err := watch.Browser(chromium)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	zenn := filepath.Join(out, "zenn")
+	for rel, data := range book.Files {
+		if err := write(filepath.Join(zenn, rel), data); err != nil {
+			return nil, err
+		}
+	}
+	for _, im := range book.Images {
+		if err := picture(ctx, filepath.Join(o.Root, im.Source), filepath.Join(zenn, im.Target)); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range book.Diagrams {
+		if err := diagram(tools, chromium, d.Source, filepath.Join(zenn, "images", o.BookSlug, d.Name)); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkImageSizes(filepath.Join(zenn, "images")); err != nil {
+		return nil, err
+	}
+	rendered, err := renderZenn(tools, filepath.Join(zenn, "books", o.BookSlug), filepath.Join(out, "zenn-html"))
+	if err != nil {
+		return nil, err
+	}
+	shots := filepath.Join(out, "screenshots")
+	for _, page := range rendered {
+		if err := screenshot(ctx, page, filepath.Join(shots, "zenn-"+strings.TrimSuffix(filepath.Base(page), ".html")+".png")); err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Book: book}
+	medium := filepath.Join(out, "medium")
+	for _, p := range posts {
+		m, err := publish.Medium(o, p.English)
+		if err != nil {
+			return nil, err
+		}
+		for _, im := range m.Images {
+			if err := picture(ctx, filepath.Join(o.Root, im.Source), filepath.Join(medium, im.Target)); err != nil {
+				return nil, err
+			}
+		}
+		for _, d := range m.Diagrams {
+			if err := diagram(tools, chromium, d.Source, filepath.Join(medium, d.Name)); err != nil {
+				return nil, err
+			}
+		}
+		page, err := m.HTML(func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(medium, name)) })
+		if err != nil {
+			return nil, err
+		}
+		if problems := publish.CheckMedium(m.Slug, page); len(problems) > 0 {
+			return nil, fmt.Errorf("a Medium page would lose something:\n%s", strings.Join(problems, "\n"))
+		}
+		path := filepath.Join(medium, m.Slug+".html")
+		if err := write(path, page); err != nil {
+			return nil, err
+		}
+		if err := screenshot(ctx, path, filepath.Join(shots, "medium-"+m.Slug+".png")); err != nil {
+			return nil, err
+		}
+		res.Medium = append(res.Medium, path)
+	}
+	return res, nil
+}
+
+func write(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// npmInstall installs the pinned packages into tools, once per version of
+// package.json, without the browser puppeteer would download: mermaid-cli
+// runs on Debian's Chromium.
+func npmInstall(root, tools string) error {
+	want, err := os.ReadFile(filepath.Join(root, "scripts", "publish", "node", "package.json"))
+	if err != nil {
+		return err
+	}
+	if have, err := os.ReadFile(filepath.Join(tools, "package.json")); err == nil && bytes.Equal(have, want) {
+		if _, err := os.Stat(filepath.Join(tools, "node_modules")); err == nil {
+			return nil
+		}
+	}
+	for _, f := range []string{"package.json", "render.mjs"} {
+		data, err := os.ReadFile(filepath.Join(root, "scripts", "publish", "node", f))
+		if err != nil {
+			return err
+		}
+		if err := write(filepath.Join(tools, f), data); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(os.Stderr, "publish: npm install (Zenn's renderer and mermaid-cli, pinned in scripts/publish/node/package.json)")
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = tools
+	cmd.Env = append(os.Environ(), "PUPPETEER_SKIP_DOWNLOAD=1")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("npm install in %s: %v", tools, err)
+	}
+	return nil
+}
+
+// renderZenn renders the book with zenn-markdown-html and checks it with
+// zenn-model (render.mjs).
+func renderZenn(tools, book, out string) ([]string, error) {
+	abs, err := filepath.Abs(book)
+	if err != nil {
+		return nil, err
+	}
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("node", "render.mjs", abs, absOut)
+	cmd.Dir = tools
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, runErr := cmd.Output()
+	var res struct {
+		Pages    []string
+		Problems []struct {
+			Where, Message string
+			Critical       bool
+		}
+	}
+	if err := json.Unmarshal(stdout, &res); err != nil {
+		return nil, fmt.Errorf("rendering the book with zenn-markdown-html: %v %v\n%s", runErr, err, stderr.String())
+	}
+	var critical []string
+	for _, p := range res.Problems {
+		line := p.Where + ": " + p.Message
+		if p.Critical {
+			critical = append(critical, line)
+		} else {
+			fmt.Fprintln(os.Stderr, "publish: Zenn warns: "+line)
+		}
+	}
+	if len(critical) > 0 || runErr != nil {
+		return nil, fmt.Errorf("Zenn would refuse the book:\n%s%s", strings.Join(critical, "\n"), stderr.String())
+	}
+	return res.Pages, nil
+}
+
+// diagram draws a Mermaid diagram as a PNG with mermaid-cli, on Debian's
+// Chromium.
+func diagram(tools, chromium, src, out string) error {
+	dir, err := os.MkdirTemp("", "publish-mermaid-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "diagram.mmd")
+	cfg := filepath.Join(dir, "puppeteer.json")
+	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+		return err
+	}
+	pcfg, _ := json.Marshal(map[string]any{"executablePath": chromium, "args": []string{"--no-sandbox"}})
+	if err := os.WriteFile(cfg, pcfg, 0o644); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(filepath.Join("node_modules", ".bin", "mmdc"), "-q", "-p", cfg, "-i", in, "-o", abs, "-s", "2", "-b", "white", "-w", "1000")
+	cmd.Dir = tools
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("mermaid-cli: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// picture copies a PNG, or draws an SVG as a PNG at twice its size, with
+// Chromium: Zenn and Medium take no SVG.
+func picture(ctx context.Context, src, out string) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	if !strings.HasSuffix(src, ".svg") {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, data, 0o644)
+	}
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1000, chromedp.EmulateScale(2)), chromedp.Navigate("file://"+abs)); err != nil {
+		return fmt.Errorf("drawing %s: %v", src, err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.Screenshot("svg", chromedp.ByQuery))
+	if err != nil {
+		return fmt.Errorf("drawing %s: %v", src, err)
+	}
+	return os.WriteFile(out, png, 0o644)
+}
+
+// screenshot takes a picture of a whole page.
+func screenshot(ctx context.Context, page, out string) error {
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		return err
+	}
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1000, 1200), chromedp.Navigate("file://"+abs)); err != nil {
+		return fmt.Errorf("screenshot of %s: %v", page, err)
+	}
+	png, err := chromedp.Run(tctx, chromedp.FullScreenshot(80))
+	if err != nil {
+		return fmt.Errorf("screenshot of %s: %v", page, err)
+	}
+	return write(out, png)
+}
+
+// zennImageLimit is the largest picture Zenn takes (3 MB).
+const zennImageLimit = 3 << 20
+
+func checkImageSizes(dir string) error {
+	return filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if !info.IsDir() && info.Size() > zennImageLimit {
+			return fmt.Errorf("%s is %d bytes: Zenn takes 3 MB at most", path, info.Size())
+		}
+		return nil
+	})
+}
