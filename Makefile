@@ -124,16 +124,19 @@ vet: ## go vet every module.
 # on them; stack traces and race reports do not need it), which takes a
 # sixth off linking them, this stage's main cost.
 #
-# make watch's browser tests need Debian's Chromium. Without it they are
-# left out, with one line that says so, except under CI, where they run and
-# fail (.ci/run installs it).
+# make watch's browser tests need Debian's Chromium, and make publish's
+# also Node.js. Without them they are left out, with one line that says
+# so, except under CI, where they run and fail (.ci/run installs Chromium).
 BROWSER_TESTS := ^TestPageFollowsAScenario$$
+PUBLISH_TESTS := ^TestPublish$$
 
 .PHONY: unit-integration
 unit-integration: tools
 	@skip=""; \
 	if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && [ "$${CI:-}" != true ]; then \
-		echo "Chromium is not installed: the browser tests of make watch did not run (sudo apt-get install chromium)"; skip='$(BROWSER_TESTS)'; \
+		echo "Chromium is not installed: the browser tests of make watch and make publish did not run (sudo apt-get install chromium)"; skip='$(BROWSER_TESTS)|$(PUBLISH_TESTS)'; \
+	elif ! command -v npm >/dev/null && [ "$${CI:-}" != true ]; then \
+		echo "Node.js is not installed: the rendering test of make publish did not run (sudo apt-get install nodejs npm)"; skip='$(PUBLISH_TESTS)'; \
 	fi; \
 	GO_TEST_SKIP="$$skip" bash scripts/go-test-modules.sh $(TEST_JOBS) $(shell printf '%s\n' $(CHAPTERS) | sort -r | sed '2a scripts')
 
@@ -178,6 +181,10 @@ verify: check-go ## Check versions, go mod tidy, gofmt, vet, standalone builds, 
 	@$(STAGE) "each chapter builds alone (GOWORK=off)" bash -c 'for m in $(CHAPTERS); do (cd $$m && GOWORK=off go build ./...) || exit 1; done'
 	@$(STAGE) "generated diffs" go run ./scripts/cmd/gendiff -root . -check
 	@$(STAGE) "docs: snippets, links, run outputs, spelling" go run ./scripts/cmd/verifydocs -root .
+
+.PHONY: publish
+publish: check-go ## Write the Zenn book of the Japanese posts and the Medium pages of the English ones into .cache/publish, rendered and screenshotted (needs Node.js and Chromium): ZENN_USER=name [REPO=https://github.com/OWNER/NAME].
+	@go run ./scripts/cmd/publish --zenn-user '$(ZENN_USER)' $(if $(REPO),--repo '$(REPO)')
 
 .PHONY: ja-synced
 ja-synced: check-go ## Mark a Japanese page as in step with its English page after a change that needs no translation (a typo): PAGE=docs/ja/NN-name.md or README.ja.md.

@@ -426,7 +426,7 @@ func screenshot(ctx context.Context, page, out string) error {
 	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1000, 1200), chromedp.Navigate("file://"+abs)); err != nil {
 		return fmt.Errorf("screenshot of %s: %v", page, err)
 	}
-	png, err := chromedp.Run(tctx, chromedp.FullScreenshot(80))
+	png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		return fmt.Errorf("screenshot of %s: %v", page, err)
 	}
