@@ -76,7 +76,7 @@ type Framework struct {
 // snapshot of the nodes and the pods on them. The objects are what the
 // apiserver holds besides them, such as DeviceClasses: the framework's
 // informers and its DRA manager see them, as scheduler.New builds that
-// manager when DynamicResourceAllocation is on (GA in v1.37). The framework
+// manager when DynamicResourceAllocation is on (GA since v1.34). The framework
 // starts goroutines (its metrics recorder, the informers) that run until
 // its context is cancelled: NewFramework cancels it when the test ends
 // (ktesting's context is never cancelled). The framework counts every
@@ -95,7 +95,7 @@ func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedule
 		cancel()
 		informerFactory.Shutdown()
 	})
-	dra := newDRAManager(ctx, t, client, informerFactory)
+	dra, draSynced := newDRAManager(ctx, t, client, informerFactory)
 	snapshot := cache.NewSnapshot(pods, nodes)
 	built := map[string]fwk.Plugin{}
 	r := Registry(t)
@@ -119,18 +119,26 @@ func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedule
 	// As kube-scheduler does, the informers start once the plugins have
 	// asked for theirs.
 	informerFactory.Start(ctx.Done())
-	informerFactory.WaitForCacheSync(ctx.Done())
+	for typ, ok := range informerFactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("the informer of %v never synced", typ)
+		}
+	}
+	if !toolscache.WaitFor(ctx, "DeviceClasses in the DRA manager", draSynced) {
+		t.Fatal("the DRA manager never saw the DeviceClasses")
+	}
 	return &Framework{Framework: fw, Plugins: built}
 }
 
-// newDRAManager builds upstream's DRA manager as scheduler.New does, and
+// newDRAManager builds upstream's DRA manager as scheduler.New does
+// (without the DeviceTaintRules informer, which no test here needs), and
 // feeds its cache of the extended resources that DeviceClasses provide
 // from the DeviceClass informer, as addAllEventHandlers does
-// (eventhandlers.go). It returns once that cache has seen every
-// DeviceClass: a plugin that asks it (NodeResourcesFit and Fit, for an
-// extended resource no node lists) then gets the answer kube-scheduler
-// would.
-func newDRAManager(ctx context.Context, t testing.TB, client *fake.Clientset, informerFactory informers.SharedInformerFactory) fwk.SharedDRAManager {
+// (eventhandlers.go). The checker it returns is done once that cache has
+// seen every DeviceClass of the informer's first list: a plugin that asks
+// it (NodeResourcesFit and Fit, for an extended resource no node lists)
+// then gets the answer kube-scheduler would.
+func newDRAManager(ctx context.Context, t testing.TB, client *fake.Clientset, informerFactory informers.SharedInformerFactory) (fwk.SharedDRAManager, toolscache.DoneChecker) {
 	t.Helper()
 	sliceTracker, err := tracker.StartTracker(ctx, tracker.Options{
 		SliceInformer: informerFactory.Resource().V1().ResourceSlices(),
@@ -143,18 +151,14 @@ func newDRAManager(ctx context.Context, t testing.TB, client *fake.Clientset, in
 	dra := dynamicresources.NewDRAManager(ctx, claims, sliceTracker, informerFactory)
 	extended, ok := dra.DeviceClassResolver().(*extendedresourcecache.ExtendedResourceCache)
 	if !ok || extended == nil {
-		// DRAExtendedResource is off: the resolver knows no class.
-		return dra
+		// DRAExtendedResource is GA and locked on in v1.37.
+		t.Fatal("the DRA manager has no cache of extended resources: is DRAExtendedResource off?")
 	}
 	registration, err := informerFactory.Resource().V1().DeviceClasses().Informer().AddEventHandler(extended)
 	if err != nil {
 		t.Fatalf("watching DeviceClasses: %v", err)
 	}
-	informerFactory.Start(ctx.Done())
-	if !toolscache.WaitForCacheSync(ctx.Done(), registration.HasSynced) {
-		t.Fatal("the DRA manager never saw the DeviceClasses")
-	}
-	return dra
+	return dra, registration.HasSyncedChecker()
 }
 
 // Profile reads one profile written in YAML, as it would appear under

@@ -255,6 +255,14 @@ var cases = []struct {
 		classes: []runtime.Object{deviceClass("gpus", "example.com/gpu")},
 		pod:     podSpec{name: "p", containers: []resources{{v1.ResourceCPU: "1", "example.com/gpu": "1"}}},
 	},
+	{
+		// A node that lists the resource counts it itself, DeviceClass or
+		// not: only a resource the node does not list goes to DRA.
+		name:    "an extended resource the node lists is counted, though a DeviceClass provides it",
+		nodes:   []*v1.Node{node("a", resources{v1.ResourceCPU: "4", v1.ResourceMemory: "4Gi", v1.ResourcePods: "110", "example.com/gpu": "1"})},
+		classes: []runtime.Object{deviceClass("gpus", "example.com/gpu")},
+		pod:     podSpec{name: "p", containers: []resources{{v1.ResourceCPU: "1", "example.com/gpu": "2"}}},
+	},
 }
 
 // sortedReasons makes a Filter verdict comparable: the reasons of other
@@ -286,6 +294,17 @@ func TestSameVerdictsAsNodeResourcesFit(t *testing.T) {
 			ours := plugintest.NewFramework(ctx, t, profile(t, fit.Name, tt.args), tt.nodes, existing, tt.classes...)
 			wantPre, want := plugintest.Cycle(ctx, t, upstream, tt.pod.pod())
 			gotPre, got := plugintest.Cycle(ctx, t, ours, tt.pod.pod())
+			listed := slices.ContainsFunc(tt.nodes, func(n *v1.Node) bool { return !n.Status.Allocatable.Name("example.com/gpu", resource.DecimalSI).IsZero() })
+			if len(tt.classes) > 0 && !listed {
+				// NodeResourcesFit itself leaves the resource alone: were
+				// the DRA manager's cache empty, both plugins would reject
+				// the nodes alike, and the comparison would prove nothing.
+				for n, v := range want {
+					if v.Filter != "" {
+						t.Fatalf("NodeResourcesFit rejects node %s (%s): the DeviceClass did not reach the DRA manager", n, v.Filter)
+					}
+				}
+			}
 			t.Logf("verdicts: %+v", got)
 			t.Run("Filter", func(t *testing.T) {
 				if diff := cmp.Diff(wantPre, gotPre); diff != "" {
@@ -333,12 +352,16 @@ func TestSameSignature(t *testing.T) {
 			upstream := plugintest.NewFramework(ctx, t, profile(t, "NodeResourcesFit", tt.args), tt.nodes, nil, tt.classes...)
 			ours := plugintest.NewFramework(ctx, t, profile(t, fit.Name, tt.args), tt.nodes, nil, tt.classes...)
 			want, got := upstream.SignPod(ctx, tt.pod.pod()), ours.SignPod(ctx, tt.pod.pod())
-			if (want == nil) != (got == nil) {
-				t.Fatalf("signatures %s and %s: want both or neither", want, got)
-			}
-			if want == nil {
-				// Neither signs a pod whose fit depends on DRA devices.
+			if len(tt.classes) > 0 {
+				// A pod that asks for a resource a DeviceClass provides is
+				// signed by neither: its fit depends on devices.
+				if want != nil || got != nil {
+					t.Errorf("signatures %s and %s: want neither, the pod's resource is DRA's", want, got)
+				}
 				return
+			}
+			if want == nil || got == nil {
+				t.Fatalf("signatures %s and %s: want both", want, got)
 			}
 			var w, g any
 			if err := json.Unmarshal(want, &w); err != nil {

@@ -7,6 +7,9 @@
 //   - it signs pods (SignPod), so that kube-scheduler's OpportunisticBatching
 //     stays on for the profile: a Score plugin that cannot sign turns it off
 //     for every pod (computeBatchablePlugins in framework/runtime/framework.go).
+//     Upstream's default profile signs no pod anyway in v1.37.1:
+//     PodTopologySpread refuses while it has default constraints
+//     (PodTopologySpread.SignPod); a profile without them batches.
 //
 // NodeCost steers the pods that ask for it towards cheaper nodes. A node
 // says what it costs with the label minisched.io/cost (a whole number, in

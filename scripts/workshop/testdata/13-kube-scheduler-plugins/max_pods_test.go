@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -51,7 +52,7 @@ func TestMaxPods(t *testing.T) {
 		var pods []*v1.Pod
 		for i := range n {
 			pods = append(pods, &v1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("%s-%d", nodeName, i), UID: "uid-" + nodeName + fmt.Sprint(i)},
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("%s-%d", nodeName, i), UID: types.UID(fmt.Sprintf("uid-%s-%d", nodeName, i))},
 				Spec:       v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Name: "c"}}},
 			})
 		}
@@ -98,7 +99,20 @@ func TestMaxPods(t *testing.T) {
 	}
 
 	t.Run("it signs pods, so OpportunisticBatching stays on", func(t *testing.T) {
-		fw := plugintest.NewFramework(ctx, t, profile, []*v1.Node{node("a")}, nil)
+		// The default profile signs no pod in v1.37.1 (PodTopologySpread's
+		// default constraints refuse to), so MaxPods is signed in a profile
+		// of its own, as the framework would sign it in any profile.
+		alone := plugintest.Profile(t, `
+plugins:
+  multiPoint: {disabled: [{name: "*"}]}
+  queueSort: {enabled: [{name: PrioritySort}]}
+  bind: {enabled: [{name: DefaultBinder}]}
+  filter: {enabled: [{name: MaxPods}]}
+pluginConfig:
+- name: MaxPods
+  args: {maxPods: 2}
+`)
+		fw := plugintest.NewFramework(ctx, t, alone, []*v1.Node{node("a")}, nil)
 		if sig := fw.SignPod(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p"}}); sig == nil {
 			t.Error("no signature: a Filter plugin without SignPod turns batching off for the whole profile")
 		}
