@@ -820,6 +820,18 @@ func writeDocs(root string, rep *bench.Report, top, largeTop []byte) error {
 			return err
 		}
 	}
+	// The Japanese posts quote the same tables, in Japanese, from the same
+	// report (docs/data/ja).
+	if err := os.MkdirAll(filepath.Join(dir, "ja"), 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{"bench-5000.md", "bench-gang.md", "bench-preemption.md", "bench-summary.md"} {
+		if content, ok := files[name]; ok {
+			if err := os.WriteFile(filepath.Join(dir, "ja", name), []byte(bench.Japanese(string(content))), 0o644); err != nil {
+				return err
+			}
+		}
+	}
 	page := filepath.Join(root, "docs", "benchmarks.md")
 	text, err := os.ReadFile(page)
 	if err != nil {
