@@ -229,12 +229,12 @@ func Publish(o publish.Options, posts []Post, out, tools, chromium string) (*Res
 	if err := checkImageSizes(filepath.Join(zenn, "images")); err != nil {
 		return nil, err
 	}
-	rendered, err := renderZenn(tools, filepath.Join(zenn, "books", o.BookSlug), filepath.Join(out, "zenn-html"))
+	chapters, err := renderZenn(tools, filepath.Join(zenn, "books", o.BookSlug), filepath.Join(out, "zenn-html"))
 	if err != nil {
 		return nil, err
 	}
 	shots := filepath.Join(out, "screenshots")
-	for _, page := range rendered {
+	for _, page := range chapters {
 		if err := screenshot(ctx, page, filepath.Join(shots, "zenn-"+strings.TrimSuffix(filepath.Base(page), ".html")+".png")); err != nil {
 			return nil, err
 		}
