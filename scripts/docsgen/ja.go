@@ -130,7 +130,7 @@ var headingRe = regexp.MustCompile(`^(#+) `)
 // headings returns a page's headings, outside code, as their levels and
 // GitHub anchors, in order.
 func headings(page []byte) (levels []int, anchors []string) {
-	for _, line := range strings.Split(stripCode(string(page)), "\n") {
+	for _, line := range strings.Split(stripCode(page), "\n") {
 		m := headingRe.FindStringSubmatch(line)
 		if m == nil {
 			continue

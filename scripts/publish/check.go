@@ -22,7 +22,6 @@ var (
 	chapterSlugRe = regexp.MustCompile(`^[0-9a-z\-_]{1,50}$`)
 	topicRe       = regexp.MustCompile(`^[0-9a-z]+$`)
 	rawTagRe      = regexp.MustCompile(`</?(details|summary|div|span|img|a|br|table|sub|sup|kbd|p)\b[^>]*>`)
-	mdLinkRe      = regexp.MustCompile(`!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)`)
 	chapterFMRe   = regexp.MustCompile(`(?s)\A---\n(.*?)\n---\n`)
 )
 
@@ -159,19 +158,20 @@ func checkChapter(path, body string, images map[string]bool) []string {
 			if strings.Contains(s, "<!--") && !strings.Contains(s, "-->") {
 				report("line %d: an HTML comment over several lines, which Zenn shows as text", i+1)
 			}
-			for _, m := range mdLinkRe.FindAllStringSubmatch(s, -1) {
-				target := m[1]
-				switch {
-				case strings.HasPrefix(m[0], "!"):
-					if !images[target] {
-						report("line %d: image %s is not one of the book's /images", i+1, target)
-					}
-				case strings.HasPrefix(target, "https://"), strings.HasPrefix(target, "http://"), strings.HasPrefix(target, "#"):
-				default:
-					report("line %d: relative link %s: a Zenn chapter has no repository around it", i+1, target)
-				}
-			}
 			return s
+		})
+		replaceLinks(t, func(m []string) string {
+			target := m[3]
+			switch {
+			case m[1] == "!":
+				if !images[target] {
+					report("line %d: image %s is not one of the book's /images", i+1, target)
+				}
+			case strings.HasPrefix(target, "https://"), strings.HasPrefix(target, "http://"), strings.HasPrefix(target, "#"):
+			default:
+				report("line %d: relative link %s: a Zenn chapter has no repository around it", i+1, target)
+			}
+			return m[0]
 		})
 		s := strings.TrimSpace(t)
 		if strings.HasPrefix(s, ":::") {

@@ -215,21 +215,71 @@ var linkRe = regexp.MustCompile(`(!?)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)\)`
 
 // rewriteLinks calls fn on the target of every link and image outside
 // code (fenced blocks and inline code spans), and puts what it returns in
-// the target's place.
+// the target's place. A link's text may hold code: [`Fit`](fit.go).
 func rewriteLinks(md string, fn func(target string, image bool) string) string {
 	ls := split(md)
 	for i, l := range ls {
 		if l.code {
 			continue
 		}
-		ls[i].text = outsideInlineCode(l.text, func(s string) string {
-			return linkRe.ReplaceAllStringFunc(s, func(m string) string {
-				sub := linkRe.FindStringSubmatch(m)
-				return sub[1] + "[" + sub[2] + "](" + fn(sub[3], sub[1] == "!") + ")"
-			})
+		ls[i].text = replaceLinks(l.text, func(sub []string) string {
+			return sub[1] + "[" + sub[2] + "](" + fn(sub[3], sub[1] == "!") + ")"
 		})
 	}
 	return join(ls)
+}
+
+// replaceLinks replaces each link of a line that does not start inside an
+// inline code span with what fn returns for its submatches.
+func replaceLinks(s string, fn func(sub []string) string) string {
+	spans := codeSpans(s)
+	var b strings.Builder
+	last := 0
+	for _, m := range linkRe.FindAllStringSubmatchIndex(s, -1) {
+		if inSpan(m[0], spans) {
+			continue
+		}
+		sub := make([]string, len(m)/2)
+		for k := range sub {
+			if m[2*k] >= 0 {
+				sub[k] = s[m[2*k]:m[2*k+1]]
+			}
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(fn(sub))
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// codeSpans returns the [start, end) of each inline code span of a line.
+func codeSpans(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "`")
+		if j < 0 {
+			break
+		}
+		start := i + j
+		k := strings.Index(s[start+1:], "`")
+		if k < 0 {
+			break
+		}
+		end := start + 1 + k + 1
+		out = append(out, [2]int{start, end})
+		i = end
+	}
+	return out
+}
+
+func inSpan(pos int, spans [][2]int) bool {
+	for _, sp := range spans {
+		if pos >= sp[0] && pos < sp[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // outsideInlineCode applies fn to the parts of a line that are not inside

@@ -408,7 +408,7 @@ func picture(ctx context.Context, src, out string) error {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1000, chromedp.EmulateScale(2)), chromedp.Navigate("file://"+abs)); err != nil {
 		return fmt.Errorf("drawing %s: %v", src, err)
 	}
-	png, err := chromedp.Run(ctx, chromedp.Screenshot("svg", chromedp.ByQuery))
+	png, err := chromedp.Run(ctx, chromedp.Screenshot("svg"))
 	if err != nil {
 		return fmt.Errorf("drawing %s: %v", src, err)
 	}
