@@ -44,11 +44,6 @@ func Medium(o Options, p Page) (*MediumPost, error) {
 	post := &MediumPost{Slug: p.Slug(), Title: t}
 	body = unwrap(body)
 	body = tablesToText(body)
-	body = replaceMermaid(body, func(string) bool { return false }, func(i int, src string) string {
-		name := fmt.Sprintf("%s-diagram-%d.png", post.Slug, i)
-		post.Diagrams = append(post.Diagrams, Diagram{Source: src, Name: name})
-		return fmt.Sprintf("![Diagram %d](%s)", i, name)
-	})
 	var problems []string
 	body = rewriteLinks(body, func(target string, image bool) string {
 		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
@@ -71,6 +66,12 @@ func Medium(o Options, p Page) (*MediumPost, error) {
 			return target
 		}
 		return u
+	})
+	// The diagrams' pictures come after the links: they sit beside the page.
+	body = replaceMermaid(body, func(string) bool { return false }, func(i int, src string) string {
+		name := fmt.Sprintf("%s-diagram-%d.png", post.Slug, i)
+		post.Diagrams = append(post.Diagrams, Diagram{Source: src, Name: name})
+		return fmt.Sprintf("![Diagram %d](%s)", i, name)
 	})
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(problems, "\n"))
