@@ -176,3 +176,41 @@ func TestCheckMedium(t *testing.T) {
 		t.Errorf("(-want, +got):\n%s", diff)
 	}
 }
+
+// TestZennBookDrawsLongDiagrams: a Mermaid block over Zenn's limits
+// becomes a picture of the book, one within them stays a diagram, and a
+// link to another post goes to its chapter on Zenn.
+func TestZennBookDrawsLongDiagrams(t *testing.T) {
+	long := "```mermaid\nflowchart LR\n" + strings.Repeat("  a --> b\n", 250) + "```\n"
+	short := "```mermaid\nflowchart LR\n  a --> b\n```\n"
+	page := "---\nenglish: docs/p.md\nsynced: x\n---\n# タイトル\n\n## ステップ1: 書く\n\n" + short + "\n" + long + "\n[次](q.md#ステップ1-書く)\n"
+	next := "---\nenglish: docs/q.md\nsynced: x\n---\n# 次\n\n## ステップ1: 書く\n"
+	o := Options{Root: t.TempDir(), RepoURL: "https://github.com/example/minisched", Commit: "v0", ZennUser: "me", BookSlug: "minisched-kube-scheduler"}
+	book, err := ZennBook(o, []Page{{Path: "docs/ja/p.md", Markdown: page}, {Path: "docs/ja/q.md", Markdown: next}}, BookConfig{Title: "t", Summary: "s", Topics: []string{"go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"p-diagram-2.png"}, func() []string {
+		var names []string
+		for _, d := range book.Diagrams {
+			names = append(names, d.Name)
+		}
+		return names
+	}()); diff != "" {
+		t.Errorf("diagrams to draw (-want, +got):\n%s", diff)
+	}
+	got := string(book.Files["books/minisched-kube-scheduler/p.md"])
+	for _, want := range []string{
+		"---\ntitle: \"タイトル\"\n---\n",
+		short,
+		"![](/images/minisched-kube-scheduler/p-diagram-2.png)",
+		"[次](https://zenn.dev/me/books/minisched-kube-scheduler/viewer/q#" + zennID("ステップ1: 書く") + ")",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the chapter lacks %q:\n%s", want, got)
+		}
+	}
+	for _, p := range CheckZenn(book, o.BookSlug) {
+		t.Error(p)
+	}
+}
