@@ -137,6 +137,8 @@ unit-integration: tools
 		echo "Chromium is not installed: the browser tests of make watch and make publish did not run (sudo apt-get install chromium)"; skip='$(BROWSER_TESTS)|$(PUBLISH_TESTS)'; \
 	elif ! command -v npm >/dev/null && [ "$${CI:-}" != true ]; then \
 		echo "Node.js is not installed: the rendering test of make publish did not run (sudo apt-get install nodejs npm)"; skip='$(PUBLISH_TESTS)'; \
+	elif ! fc-list :lang=ja 2>/dev/null | grep -q . && [ "$${CI:-}" != true ]; then \
+		echo "No Japanese font: the rendering test of make publish did not run (sudo apt-get install fonts-noto-cjk)"; skip='$(PUBLISH_TESTS)'; \
 	fi; \
 	GO_TEST_SKIP="$$skip" bash scripts/go-test-modules.sh $(TEST_JOBS) $(shell printf '%s\n' $(CHAPTERS) | sort -r | sed '2a scripts')
 

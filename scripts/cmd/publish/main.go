@@ -77,6 +77,9 @@ func run() error {
 	if _, err := exec.LookPath("npm"); err != nil {
 		return errors.New("Node.js is missing: sudo apt-get install nodejs npm")
 	}
+	if err := japaneseFont(); err != nil {
+		return err
+	}
 	pages, err := posts(o.Root)
 	if err != nil {
 		return err
@@ -88,6 +91,17 @@ func run() error {
 	fmt.Printf("Zenn book: %s (copy books/ and images/ to your Zenn repository; README.md, Publishing, has the steps)\n", filepath.Join(*out, "zenn"))
 	fmt.Printf("Zenn's rendering of each chapter: %s, screenshots in %s\n", filepath.Join(*out, "zenn-html"), filepath.Join(*out, "screenshots"))
 	fmt.Printf("Medium: %d pages in %s\n", len(res.Medium), filepath.Join(*out, "medium"))
+	return nil
+}
+
+// japaneseFont fails unless fontconfig knows a font with Japanese glyphs:
+// without one, Chromium draws the Zenn chapters' text as empty boxes, and
+// the screenshots show nothing a reader could read.
+func japaneseFont() error {
+	out, err := exec.Command("fc-list", ":lang=ja").Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		return errors.New("a Japanese font is missing, so the screenshots of the Zenn chapters would show boxes: sudo apt-get install fonts-noto-cjk")
+	}
 	return nil
 }
 

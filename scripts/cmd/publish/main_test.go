@@ -22,6 +22,9 @@ func TestPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal("Chromium is missing: sudo apt-get install chromium")
 	}
+	if err := japaneseFont(); err != nil {
+		t.Fatal(err)
+	}
 	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
