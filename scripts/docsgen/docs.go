@@ -405,6 +405,10 @@ func hasAnchor(page []byte, name string) bool {
 	return false
 }
 
+// Slug is GitHub's anchor for a heading, as the repository's links and
+// verifydocs name it (make publish maps it to Zenn's ids).
+func Slug(heading string) string { return slug(heading) }
+
 // slug is GitHub's heading anchor: lower case, spaces to hyphens, and
 // punctuation and symbols dropped, Japanese ones too (the full-width
 // （）、：, the middle dot ・), while letters of any script, numbers and

@@ -343,7 +343,3 @@ func replaceMermaid(md string, keep func(src string) bool, repl func(i int, src 
 	}
 	return join(out)
 }
-
-func isLetterOrNumber(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.IsMark(r)
-}

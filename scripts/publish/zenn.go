@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"minisched/scripts/docsgen"
 )
 
 // The Zenn book: books/SLUG/config.yaml, one chapter file per Japanese
@@ -191,6 +193,7 @@ func repoURL(o Options, rel, anchor string) (string, *Image, error) {
 var (
 	mdHeadingRe = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
 	inlineLink  = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+	spacesRe    = regexp.MustCompile(`[\s\x{3000}]+`)
 	emphasisRe  = regexp.MustCompile(`(\*\*|__|\*|_)(\S(?:.*?\S)?)(\*\*|__|\*|_)`)
 )
 
@@ -209,7 +212,7 @@ func headingIDs(md string) map[string]string {
 			continue
 		}
 		text := m[2]
-		gh := unique(githubSlug(text), seenGH)
+		gh := unique(docsgen.Slug(text), seenGH)
 		if len(m[1]) > 4 {
 			continue
 		}
@@ -246,7 +249,7 @@ func headingText(h string) string {
 // one '-', then encodeURIComponent.
 func zennID(text string) string {
 	s := strings.ToLower(strings.TrimSpace(text))
-	s = regexp.MustCompile(`[\s\x{3000}]+`).ReplaceAllString(s, "-")
+	s = spacesRe.ReplaceAllString(s, "-")
 	var b strings.Builder
 	for _, c := range []byte(s) {
 		switch {
@@ -254,22 +257,6 @@ func zennID(text string) string {
 			b.WriteByte(c)
 		default:
 			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String()
-}
-
-// githubSlug is GitHub's anchor for a heading, as the repository's links
-// name it (docsgen's slug).
-func githubSlug(text string) string {
-	text = headingText(text)
-	var b strings.Builder
-	for _, r := range strings.ToLower(text) {
-		switch {
-		case r == ' ':
-			b.WriteRune('-')
-		case r == '-' || r == '_' || isLetterOrNumber(r):
-			b.WriteRune(r)
 		}
 	}
 	return b.String()
