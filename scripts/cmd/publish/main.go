@@ -20,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,15 +231,34 @@ func Publish(o publish.Options, posts []Post, out, tools, chromium string) (*Res
 			return nil, err
 		}
 	}
+	if err := cover(ctx, cfg, filepath.Join(zenn, "books", o.BookSlug, "cover.png")); err != nil {
+		return nil, err
+	}
 	for _, im := range book.Images {
 		if err := picture(ctx, filepath.Join(o.Root, im.Source), filepath.Join(zenn, im.Target)); err != nil {
 			return nil, err
 		}
 	}
+	// Every diagram of both homes is drawn in one mermaid-cli run: each run
+	// starts a browser, which costs more than drawing.
+	var drawings []drawing
 	for _, d := range book.Diagrams {
-		if err := diagram(tools, chromium, d.Source, filepath.Join(zenn, "images", o.BookSlug, d.Name)); err != nil {
+		drawings = append(drawings, drawing{d.Source, filepath.Join(zenn, "images", o.BookSlug, d.Name)})
+	}
+	medium := filepath.Join(out, "medium")
+	var pages []*publish.MediumPost
+	for _, p := range posts {
+		m, err := publish.Medium(o, p.English)
+		if err != nil {
 			return nil, err
 		}
+		for _, d := range m.Diagrams {
+			drawings = append(drawings, drawing{d.Source, filepath.Join(medium, d.Name)})
+		}
+		pages = append(pages, m)
+	}
+	if err := diagrams(tools, chromium, drawings); err != nil {
+		return nil, err
 	}
 	if err := checkImageSizes(filepath.Join(zenn, "images")); err != nil {
 		return nil, err
@@ -249,24 +269,14 @@ func Publish(o publish.Options, posts []Post, out, tools, chromium string) (*Res
 	}
 	shots := filepath.Join(out, "screenshots")
 	for _, page := range chapters {
-		if err := screenshot(ctx, page, filepath.Join(shots, "zenn-"+strings.TrimSuffix(filepath.Base(page), ".html")+".png")); err != nil {
+		if err := screenshot(ctx, page, filepath.Join(shots, "zenn-"+strings.TrimSuffix(filepath.Base(page), ".html")+".png"), true); err != nil {
 			return nil, err
 		}
 	}
 	res := &Result{Book: book}
-	medium := filepath.Join(out, "medium")
-	for _, p := range posts {
-		m, err := publish.Medium(o, p.English)
-		if err != nil {
-			return nil, err
-		}
+	for _, m := range pages {
 		for _, im := range m.Images {
 			if err := picture(ctx, filepath.Join(o.Root, im.Source), filepath.Join(medium, im.Target)); err != nil {
-				return nil, err
-			}
-		}
-		for _, d := range m.Diagrams {
-			if err := diagram(tools, chromium, d.Source, filepath.Join(medium, d.Name)); err != nil {
 				return nil, err
 			}
 		}
@@ -281,7 +291,7 @@ func Publish(o publish.Options, posts []Post, out, tools, chromium string) (*Res
 		if err := write(path, page); err != nil {
 			return nil, err
 		}
-		if err := screenshot(ctx, path, filepath.Join(shots, "medium-"+m.Slug+".png")); err != nil {
+		if err := screenshot(ctx, path, filepath.Join(shots, "medium-"+m.Slug+".png"), false); err != nil {
 			return nil, err
 		}
 		res.Medium = append(res.Medium, path)
@@ -298,9 +308,18 @@ func write(path string, data []byte) error {
 
 // npmInstall installs the pinned packages into tools, once per version of
 // package.json, without the browser puppeteer would download: mermaid-cli
-// runs on Debian's Chromium.
+// runs on Debian's Chromium. render.mjs is copied every time, so that a
+// change to it is never left behind by an installation that is current.
 func npmInstall(root, tools string) error {
-	want, err := os.ReadFile(filepath.Join(root, "scripts", "publish", "node", "package.json"))
+	src := filepath.Join(root, "scripts", "publish", "node")
+	script, err := os.ReadFile(filepath.Join(src, "render.mjs"))
+	if err != nil {
+		return err
+	}
+	if err := write(filepath.Join(tools, "render.mjs"), script); err != nil {
+		return err
+	}
+	want, err := os.ReadFile(filepath.Join(src, "package.json"))
 	if err != nil {
 		return err
 	}
@@ -309,14 +328,8 @@ func npmInstall(root, tools string) error {
 			return nil
 		}
 	}
-	for _, f := range []string{"package.json", "render.mjs"} {
-		data, err := os.ReadFile(filepath.Join(root, "scripts", "publish", "node", f))
-		if err != nil {
-			return err
-		}
-		if err := write(filepath.Join(tools, f), data); err != nil {
-			return err
-		}
+	if err := write(filepath.Join(tools, "package.json"), want); err != nil {
+		return err
 	}
 	fmt.Fprintln(os.Stderr, "publish: npm install (Zenn's renderer and mermaid-cli, pinned in scripts/publish/node/package.json)")
 	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
@@ -370,36 +383,80 @@ func renderZenn(tools, book, out string) ([]string, error) {
 	return res.Pages, nil
 }
 
-// diagram draws a Mermaid diagram as a PNG with mermaid-cli, on Debian's
-// Chromium.
-func diagram(tools, chromium, src, out string) error {
+// drawing is a Mermaid diagram and the PNG to draw it into.
+type drawing struct{ source, out string }
+
+// diagrams draws Mermaid diagrams as PNGs with mermaid-cli, on Debian's
+// Chromium, in one run: given a Markdown file, mermaid-cli draws each of
+// its mermaid blocks, in order, into OUT-1.png, OUT-2.png and so on. A
+// diagram that holds a fence of its own (::: or ```) would end its block
+// early in mermaid-cli's Markdown parser; it is drawn in a run of its own.
+func diagrams(tools, chromium string, all []drawing) error {
+	if len(all) == 0 {
+		return nil
+	}
 	dir, err := os.MkdirTemp("", "publish-mermaid-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	in := filepath.Join(dir, "diagram.mmd")
 	cfg := filepath.Join(dir, "puppeteer.json")
-	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
-		return err
-	}
 	pcfg, _ := json.Marshal(map[string]any{"executablePath": chromium, "args": []string{"--no-sandbox"}})
 	if err := os.WriteFile(cfg, pcfg, 0o644); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	mmdc := func(in, out string) error {
+		cmd := exec.Command(filepath.Join("node_modules", ".bin", "mmdc"), "-q", "-p", cfg, "-i", in, "-o", out, "-s", "2", "-b", "white", "-w", "1000")
+		cmd.Dir = tools
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("mermaid-cli: %v\n%s", err, msg)
+		}
+		return nil
+	}
+	var md strings.Builder
+	var batch []drawing
+	for i, d := range all {
+		if strings.Contains(d.source, ":::") || strings.Contains(d.source, "```") {
+			in := filepath.Join(dir, fmt.Sprintf("alone-%d.mmd", i))
+			if err := os.WriteFile(in, []byte(d.source), 0o644); err != nil {
+				return err
+			}
+			if err := mmdc(in, filepath.Join(dir, fmt.Sprintf("alone-%d.png", i))); err != nil {
+				return err
+			}
+			if err := move(filepath.Join(dir, fmt.Sprintf("alone-%d.png", i)), d.out); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(&md, "```mermaid\n%s\n```\n\n", strings.TrimRight(d.source, "\n"))
+		batch = append(batch, d)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	in := filepath.Join(dir, "diagrams.md")
+	if err := os.WriteFile(in, []byte(md.String()), 0o644); err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(out)
+	if err := mmdc(in, filepath.Join(dir, "diagram.png")); err != nil {
+		return err
+	}
+	for i, d := range batch {
+		if err := move(filepath.Join(dir, fmt.Sprintf("diagram-%d.png", i+1)), d.out); err != nil {
+			return fmt.Errorf("mermaid-cli drew %d diagrams of %d: %v", i, len(batch), err)
+		}
+	}
+	return nil
+}
+
+// move puts a drawn file where the page wants it.
+func move(from, to string) error {
+	data, err := os.ReadFile(from)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join("node_modules", ".bin", "mmdc"), "-q", "-p", cfg, "-i", in, "-o", abs, "-s", "2", "-b", "white", "-w", "1000")
-	cmd.Dir = tools
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("mermaid-cli: %v\n%s", err, out)
-	}
-	return nil
+	return write(to, data)
 }
 
 // picture copies a PNG, or draws an SVG as a PNG at twice its size, with
@@ -429,8 +486,54 @@ func picture(ctx context.Context, src, out string) error {
 	return os.WriteFile(out, png, 0o644)
 }
 
-// screenshot takes a picture of a whole page.
-func screenshot(ctx context.Context, page, out string) error {
+// coverPage is the Zenn book's cover: its title and the path every chapter
+// builds a part of, from the queue to the binding.
+const coverPage = `<!doctype html><html lang="ja"><head><meta charset="utf-8"><style>
+body { margin: 0; width: 500px; height: 700px; background: #0f2a5c; color: #fff;
+  font-family: "Noto Sans CJK JP", sans-serif; display: flex; flex-direction: column; justify-content: space-between; }
+h1 { margin: 64px 40px 0; font-size: 56px; letter-spacing: 1px; }
+p { margin: 16px 40px 0; font-size: 26px; line-height: 1.5; }
+ol { list-style: none; margin: 0 40px; padding: 0; display: flex; flex-direction: column; gap: 10px; }
+li { background: #fff; color: #0f2a5c; border-radius: 6px; padding: 8px 14px; font: 600 20px monospace; width: fit-content; }
+li:nth-child(2) { margin-left: 40px } li:nth-child(3) { margin-left: 80px } li:nth-child(4) { margin-left: 120px }
+footer { margin: 0 40px 40px; font-size: 18px; opacity: 0.8; }
+</style></head><body>
+<div><h1>minisched</h1><p>{{.Title}}</p></div>
+<ol><li>activeQ</li><li>Filter</li><li>Score</li><li>Bind</li></ol>
+<footer>kube-scheduler v1.37.1</footer>
+</body></html>`
+
+// cover draws the book's cover, 500 by 700 pixels as Zenn shows it, with
+// Chromium. Without one Zenn warns, and shows no picture for the book.
+func cover(ctx context.Context, cfg publish.BookConfig, out string) error {
+	title := cfg.Title
+	if i := strings.Index(title, ": "); i >= 0 {
+		title = title[i+2:]
+	}
+	dir, err := os.MkdirTemp("", "publish-cover-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	page := filepath.Join(dir, "cover.html")
+	if err := os.WriteFile(page, []byte(strings.Replace(coverPage, "{{.Title}}", html.EscapeString(title), 1)), 0o644); err != nil {
+		return err
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(500, 700), chromedp.Navigate("file://"+page)); err != nil {
+		return fmt.Errorf("drawing the cover: %v", err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		return fmt.Errorf("drawing the cover: %v", err)
+	}
+	return write(out, png)
+}
+
+// screenshot takes a picture of a whole page. A picture the page does not
+// load fails it. A page that draws Mermaid diagrams itself (the Zenn
+// chapters: render.mjs) is taken once they are drawn, and a diagram
+// mermaid refuses fails it.
+func screenshot(ctx context.Context, page, out string, diagrams bool) error {
 	abs, err := filepath.Abs(page)
 	if err != nil {
 		return err
@@ -439,6 +542,22 @@ func screenshot(ctx context.Context, page, out string) error {
 	defer cancel()
 	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1000, 1200), chromedp.Navigate("file://"+abs)); err != nil {
 		return fmt.Errorf("screenshot of %s: %v", page, err)
+	}
+	missing, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.images).filter((i) => !(i.complete && i.naturalWidth > 0)).map((i) => i.getAttribute("src").slice(-100))`))
+	if err != nil {
+		return fmt.Errorf("screenshot of %s: %v", page, err)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("screenshot of %s: pictures that do not load: %s", page, strings.Join(missing, ", "))
+	}
+	if diagrams {
+		state, err := chromedp.Run(tctx, chromedp.Poll[string](`document.body.dataset.mermaid`, chromedp.WithPollingInterval(100*time.Millisecond)))
+		if err != nil {
+			return fmt.Errorf("screenshot of %s: waiting for its diagrams: %v", page, err)
+		}
+		if state != "done" {
+			return fmt.Errorf("screenshot of %s: a diagram does not draw: %s", page, strings.TrimPrefix(state, "error: "))
+		}
 	}
 	png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
 	if err != nil {

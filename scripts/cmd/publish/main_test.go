@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"minisched/scripts/publish"
 	"minisched/scripts/watch"
@@ -14,7 +18,8 @@ import (
 // TestPublish runs make publish's whole path on the repository's posts:
 // the Zenn book drawn and rendered by Zenn's own renderer and checked by
 // zenn-model, the Medium pages with their diagrams drawn by mermaid-cli,
-// and a screenshot of every page in Debian's Chromium. It needs Node.js
+// and a screenshot of every page in Debian's Chromium, the Zenn chapters
+// with their diagrams drawn by mermaid, as Zenn's embed server draws them. It needs Node.js
 // (npm) and Chromium; make test leaves it out without them, with one line
 // that says so, except under CI.
 func TestPublish(t *testing.T) {
@@ -40,6 +45,13 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	png := []byte("\x89PNG\r\n\x1a\n")
+	// Zenn shows a book's cover at 500 by 700 and takes 1 MB at most.
+	cover, err := os.ReadFile(filepath.Join(out, "zenn", "books", o.BookSlug, "cover.png"))
+	if err != nil || !bytes.HasPrefix(cover, png) || len(cover) > 1<<20 {
+		t.Errorf("the book's cover is not a PNG under 1 MB (%v, %d bytes)", err, len(cover))
+	} else if w, h := binary.BigEndian.Uint32(cover[16:]), binary.BigEndian.Uint32(cover[20:]); w != 500 || h != 700 {
+		t.Errorf("the book's cover is %dx%d, want 500x700", w, h)
+	}
 	for _, ch := range res.Book.Chapters {
 		page, err := os.ReadFile(filepath.Join(out, "zenn-html", ch+".html"))
 		if err != nil {
@@ -76,4 +88,37 @@ func TestPublish(t *testing.T) {
 			t.Errorf("%s: no screenshot (%v, %d bytes)", slug, err, len(shot))
 		}
 	}
+	// The screenshots are a check only if what a reader would see broken
+	// stops them: a diagram mermaid refuses, a picture that is not there.
+	t.Run("a broken diagram or picture fails its chapter", func(t *testing.T) {
+		book := filepath.Join(t.TempDir(), "books", "broken")
+		files := map[string]string{
+			"config.yaml":   "title: \"broken\"\nsummary: \"chapters a reader would see broken\"\ntopics: [\"go\"]\npublished: false\nprice: 0\nchapters:\n  - 01-diagram\n  - 02-picture\n",
+			"01-diagram.md": "---\ntitle: \"diagram\"\n---\n\n```mermaid\nflowchart LR\n    a -- \"b\" --> \n```\n",
+			"02-picture.md": "---\ntitle: \"picture\"\n---\n\n![none](/images/broken/none.png)\n",
+		}
+		for name, text := range files {
+			if err := write(filepath.Join(book, name), []byte(text)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pages, err := renderZenn(filepath.Join(root, ".cache", "publish-tools"), book, filepath.Join(t.TempDir(), "html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel, err := watch.Browser(chromium)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cancel()
+		var got []string
+		for _, page := range pages {
+			err := screenshot(ctx, page, filepath.Join(t.TempDir(), "shot.png"), true)
+			got = append(got, fmt.Sprint(err != nil && strings.Contains(err.Error(), "a diagram does not draw"), err != nil && strings.Contains(err.Error(), "pictures that do not load") && strings.Contains(err.Error(), "/images/broken/none.png")))
+			t.Log(err)
+		}
+		if diff := cmp.Diff([]string{"true false", "false true"}, got); diff != "" {
+			t.Errorf("screenshots of a chapter with a broken diagram, then one with a missing picture: (diagram refused, picture missing) (-want +got):\n%s", diff)
+		}
+	})
 }
