@@ -124,7 +124,8 @@ func NewFramework(ctx context.Context, t testing.TB, profile config.KubeSchedule
 			t.Fatalf("the informer of %v never synced", typ)
 		}
 	}
-	if !toolscache.WaitFor(ctx, "DeviceClasses in the DRA manager", draSynced) {
+	// No name: with one, WaitFor logs two lines at V(0) for every framework.
+	if !toolscache.WaitFor(ctx, "", draSynced) {
 		t.Fatal("the DRA manager never saw the DeviceClasses")
 	}
 	return &Framework{Framework: fw, Plugins: built}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -241,6 +242,16 @@ var cases = []struct {
 		pod:      podSpec{name: "p", containers: []resources{{v1.ResourceCPU: "1", v1.ResourceMemory: "512Mi"}}},
 	},
 	{
+		// Ten pods that ask for nothing count 100m each when scoring, and
+		// the pod 100m more: 1100m on a 1-CPU node, which MostAllocated
+		// counts as full (mostRequestedScore caps at the capacity).
+		name:     "MostAllocated past a node's CPU, by the default requests",
+		args:     "scoringStrategy: {type: MostAllocated}\n",
+		nodes:    []*v1.Node{node("a", resources{v1.ResourceCPU: "1", v1.ResourceMemory: "4Gi", v1.ResourcePods: "110"}), node("b", big)},
+		existing: bestEffort("a", 10),
+		pod:      podSpec{name: "p", containers: []resources{{}}},
+	},
+	{
 		name:  "LeastAllocated with weights",
 		args:  "scoringStrategy:\n  type: LeastAllocated\n  resources: [{name: cpu, weight: 3}, {name: memory, weight: 1}]\n",
 		nodes: []*v1.Node{node("a", big), node("b", small)},
@@ -265,6 +276,15 @@ var cases = []struct {
 	},
 }
 
+// bestEffort is n pods on the node that ask for nothing.
+func bestEffort(node string, n int) []podSpec {
+	var out []podSpec
+	for i := range n {
+		out = append(out, podSpec{name: fmt.Sprintf("best-effort-%d", i), node: node, containers: []resources{{}}})
+	}
+	return out
+}
+
 // sortedReasons makes a Filter verdict comparable: the reasons of other
 // resources come in map order, in both plugins.
 func sortedReasons(v string) string {
@@ -275,6 +295,51 @@ func sortedReasons(v string) string {
 	parts := strings.Split(reasons, ", ")
 	slices.Sort(parts)
 	return code + ": " + strings.Join(parts, ", ")
+}
+
+// TestSameRequests compares podRequests, for the pod of every case, with
+// PodRequests in k8s.io/component-helpers/resource, the function
+// NodeResourcesFit calls, under the options NodeResourcesFit gives it:
+// PreFilter and SignPod count the pod-level requests when the
+// PodLevelResources gate is on (computePodResourceRequest in fit.go);
+// scoring counts no pod-level requests, and the default requests for a
+// container that names none (calculatePodResourceRequest in
+// resource_allocation.go). It pins podRequests down on its own, so that a
+// mistake in it shows here, and not first in Score's subtests.
+func TestSameRequests(t *testing.T) {
+	// milli turns a list into milli-units, so that 1 and 1000m compare
+	// equal, and leaves out zeros, which no check of Fit tells apart from
+	// a missing entry.
+	milli := func(l v1.ResourceList) map[v1.ResourceName]int64 {
+		out := map[v1.ResourceName]int64{}
+		for name, q := range l {
+			if v := q.MilliValue(); v != 0 {
+				out[name] = v
+			}
+		}
+		return out
+	}
+	options := []struct {
+		name       string
+		podLevel   bool
+		nonMissing v1.ResourceList
+	}{
+		{"to filter", true, nil},
+		{"to filter, PodLevelResources off", false, nil},
+		{"to score", false, fit.DefaultRequests},
+	}
+	for _, tt := range cases {
+		for _, o := range options {
+			t.Run(tt.name+", "+o.name, func(t *testing.T) {
+				pod := tt.pod.pod()
+				want := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{SkipPodLevelResources: !o.podLevel, NonMissingContainerRequests: o.nonMissing})
+				got := fit.PodRequests(pod, o.podLevel, o.nonMissing)
+				if diff := cmp.Diff(milli(want), milli(got)); diff != "" {
+					t.Errorf("requests in milli-units (-PodRequests +podRequests):\n%s", diff)
+				}
+			})
+		}
+	}
 }
 
 // TestSameVerdictsAsNodeResourcesFit runs each case through a framework
@@ -383,32 +448,15 @@ func TestSameSignature(t *testing.T) {
 }
 
 // TestSameEvents checks that Fit registers NodeResourcesFit's events, and
-// that its queueing hints answer as NodeResourcesFit's do.
+// that its queueing hints answer as NodeResourcesFit's do: for every change,
+// once with no DeviceClass and once with a class that provides the pod's
+// extended resource, since the hints for nodes and classes ask DRA whether
+// the resource is its to allocate.
 func TestSameEvents(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	nodes := []*v1.Node{node("a", big)}
-	upstream := plugintest.NewFramework(ctx, t, profile(t, "NodeResourcesFit", ""), nodes, nil).Plugins["NodeResourcesFit"].(fwk.EnqueueExtensions)
-	ours := plugintest.NewFramework(ctx, t, profile(t, fit.Name, ""), nodes, nil).Plugins[fit.Name].(fwk.EnqueueExtensions)
-	want, err := upstream.EventsToRegister(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := ours.EventsToRegister(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := func(l []fwk.ClusterEventWithHint) []string {
-		var out []string
-		for _, e := range l {
-			out = append(out, e.Event.Label())
-		}
-		return out
-	}
-	if diff := cmp.Diff(events(want), events(got)); diff != "" {
-		t.Fatalf("events (-NodeResourcesFit +Fit):\n%s", diff)
-	}
-
 	target := podSpec{name: "p", containers: []resources{{v1.ResourceCPU: "2", "example.com/gpu": "1"}}}.pod()
+	// byClass asks for a device of the class gpus by the name every class
+	// implies, deviceclass.resource.kubernetes.io/NAME.
+	byClass := podSpec{name: "p", containers: []resources{{v1.ResourceCPU: "2", v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + "gpus"): "1"}}}.pod()
 	bigger := node("a", resources{v1.ResourceCPU: "8", v1.ResourceMemory: "4Gi", v1.ResourcePods: "110", "example.com/gpu": "1"})
 	withGPU := node("a", resources{v1.ResourceCPU: "4", v1.ResourceMemory: "4Gi", v1.ResourcePods: "110", "example.com/gpu": "1"})
 	morePods := node("a", resources{v1.ResourceCPU: "4", v1.ResourceMemory: "4Gi", v1.ResourcePods: "200", "example.com/gpu": "1"})
@@ -424,34 +472,76 @@ func TestSameEvents(t *testing.T) {
 		name     string
 		event    int // index in the events
 		old, new any
+		target   *v1.Pod // the pod that waits; target when nil
 	}{
-		{"a running pod deleted", 0, running, nil},
-		{"a pending pod deleted", 0, pending, nil},
-		{"a nominated pod deleted", 0, nominated, nil},
-		{"a node that fits added", 1, nil, withGPU},
-		{"a node too small added", 1, nil, tooSmall},
-		{"a node without the GPU added", 1, nil, node("a", big)},
-		{"a node given more CPU", 1, withGPU, bigger},
-		{"a node given more pod slots", 1, withGPU, morePods},
-		{"a node updated, nothing more", 1, withGPU, withGPU},
-		{"a running pod scaled down in CPU", 3, running, runningSmaller},
-		{"a running pod scaled down in memory only", 3, runningMem, runningMemSmaller},
-		{"the pod itself scaled down", 4, target, target},
-		{"a DeviceClass for the pod's extended resource added", 2, nil, deviceClass("gpus", "example.com/gpu")},
-		{"a DeviceClass for another resource added", 2, nil, deviceClass("fpgas", "example.com/fpga")},
-		{"a DeviceClass given the pod's extended resource", 2, deviceClass("gpus", ""), deviceClass("gpus", "example.com/gpu")},
-		{"a DeviceClass updated, its resource the same", 2, deviceClass("gpus", "example.com/gpu"), deviceClass("gpus", "example.com/gpu")},
+		{name: "a running pod deleted", event: 0, old: running},
+		{name: "a pending pod deleted", event: 0, old: pending},
+		{name: "a nominated pod deleted", event: 0, old: nominated},
+		{name: "a pod deleted, but the object is a node", event: 0, old: withGPU},
+		{name: "a node that fits added", event: 1, new: withGPU},
+		{name: "a node too small added", event: 1, new: tooSmall},
+		{name: "a node without the GPU added", event: 1, new: node("a", big)},
+		{name: "a node given more CPU", event: 1, old: withGPU, new: bigger},
+		{name: "a node given more pod slots", event: 1, old: withGPU, new: morePods},
+		{name: "a node updated, nothing more", event: 1, old: withGPU, new: withGPU},
+		{name: "a node without the GPU updated, nothing more", event: 1, old: node("a", big), new: node("a", big)},
+		{name: "a running pod scaled down in CPU", event: 3, old: running, new: runningSmaller},
+		{name: "a running pod scaled down in memory only", event: 3, old: runningMem, new: runningMemSmaller},
+		{name: "the pod itself scaled down", event: 4, old: target, new: target},
+		{name: "a DeviceClass for the pod's extended resource added", event: 2, new: deviceClass("gpus", "example.com/gpu")},
+		{name: "a DeviceClass for another resource added", event: 2, new: deviceClass("fpgas", "example.com/fpga")},
+		{name: "a DeviceClass given the pod's extended resource", event: 2, old: deviceClass("gpus", ""), new: deviceClass("gpus", "example.com/gpu")},
+		{name: "a DeviceClass updated, its resource the same", event: 2, old: deviceClass("gpus", "example.com/gpu"), new: deviceClass("gpus", "example.com/gpu")},
+		{name: "a DeviceClass added whose name the pod asks for", event: 2, new: deviceClass("gpus", ""), target: byClass},
+		{name: "a DeviceClass added, but the object is a pod", event: 2, new: running},
 	}
-	logger, _ := ktesting.NewTestContext(t)
-	for _, c := range changes {
-		t.Run(c.name, func(t *testing.T) {
-			if c.event >= len(want) {
-				t.Fatalf("event %d of %d", c.event, len(want))
+	setups := []struct {
+		name    string
+		classes []runtime.Object
+	}{
+		{"no DeviceClass", nil},
+		{"a DeviceClass provides example.com/gpu", []runtime.Object{deviceClass("gpus", "example.com/gpu")}},
+	}
+	for _, setup := range setups {
+		t.Run(setup.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			nodes := []*v1.Node{node("a", big)}
+			upstream := plugintest.NewFramework(ctx, t, profile(t, "NodeResourcesFit", ""), nodes, nil, setup.classes...).Plugins["NodeResourcesFit"].(fwk.EnqueueExtensions)
+			ours := plugintest.NewFramework(ctx, t, profile(t, fit.Name, ""), nodes, nil, setup.classes...).Plugins[fit.Name].(fwk.EnqueueExtensions)
+			want, err := upstream.EventsToRegister(ctx)
+			if err != nil {
+				t.Fatal(err)
 			}
-			wantHint, wantErr := want[c.event].QueueingHintFn(logger, target, c.old, c.new)
-			gotHint, gotErr := got[c.event].QueueingHintFn(logger, target, c.old, c.new)
-			if wantHint != gotHint || (wantErr == nil) != (gotErr == nil) {
-				t.Errorf("%s: NodeResourcesFit says %v (%v), Fit %v (%v)", want[c.event].Event.Label(), wantHint, wantErr, gotHint, gotErr)
+			got, err := ours.EventsToRegister(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			events := func(l []fwk.ClusterEventWithHint) []string {
+				var out []string
+				for _, e := range l {
+					out = append(out, e.Event.Label())
+				}
+				return out
+			}
+			if diff := cmp.Diff(events(want), events(got)); diff != "" {
+				t.Fatalf("events (-NodeResourcesFit +Fit):\n%s", diff)
+			}
+			logger, _ := ktesting.NewTestContext(t)
+			for _, c := range changes {
+				t.Run(c.name, func(t *testing.T) {
+					if c.event >= len(want) {
+						t.Fatalf("event %d of %d", c.event, len(want))
+					}
+					pod := target
+					if c.target != nil {
+						pod = c.target
+					}
+					wantHint, wantErr := want[c.event].QueueingHintFn(logger, pod, c.old, c.new)
+					gotHint, gotErr := got[c.event].QueueingHintFn(logger, pod, c.old, c.new)
+					if wantHint != gotHint || (wantErr == nil) != (gotErr == nil) {
+						t.Errorf("%s: NodeResourcesFit says %v (%v), Fit %v (%v)", want[c.event].Event.Label(), wantHint, wantErr, gotHint, gotErr)
+					}
+				})
 			}
 		})
 	}

@@ -10,9 +10,11 @@
 //     100 nodes, percentageOfNodesToScore stops the search early), so it
 //     makes the choice among them and keeps it in the CycleState;
 //   - Score gives the chosen node MaxScore and the others MinScore, so
-//     selectHost (schedule_one.go) picks it;
+//     schedulePod (schedule_one.go), which takes the head of
+//     NewSortedScoredNodes, picks it;
 //   - Reserve and Unreserve record the choice while the pod is assumed on
-//     the node, and forget it if the binding cycle gives up;
+//     the node, and forget it if the placement is given up (a later
+//     Reserve, Permit, PreBind or Bind failed);
 //   - PostBind logs the choice once the Binding is made.
 //
 // Run it with config/random.yaml, which turns every other Score plugin off:
@@ -72,8 +74,9 @@ type RandomArgs struct {
 // Random places each pod on a feasible node chosen at random.
 type Random struct {
 	// mu guards rnd and reserved. The scheduling cycle (PreScore, Score,
-	// Reserve) runs one pod at a time, but Unreserve and PostBind run in
-	// the binding cycle's goroutine, beside the next pod's cycle.
+	// Reserve) runs one pod at a time, but Unreserve (from either cycle)
+	// and PostBind may run in a binding cycle's goroutine, beside the next
+	// pod's cycle.
 	mu  sync.Mutex
 	rnd *rand.Rand
 	// reserved is each reserved pod's chosen node, from Reserve until

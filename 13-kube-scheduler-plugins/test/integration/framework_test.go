@@ -260,12 +260,18 @@ func runScheduler(ctx context.Context, t *testing.T, configFile string) {
 		t.Fatalf("app.Setup: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cc, sched) }()
+	go func() {
+		// app.Run returns only with an error: "finished without leader
+		// elect" once the test cancels ctx. Before that, it failed.
+		err := app.Run(ctx, cc, sched)
+		if ctx.Err() == nil {
+			t.Errorf("app.Run ended before the test: %v", err)
+		}
+		done <- err
+	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil && ctx.Err() == nil {
-			t.Errorf("app.Run: %v", err)
-		}
+		<-done
 		// app.Run registers the configuration under /configz; the next
 		// test's scheduler registers its own.
 		configz.Delete("componentconfig")
