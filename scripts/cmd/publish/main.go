@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"html"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -386,11 +387,16 @@ func renderZenn(tools, book, out string) ([]string, error) {
 // drawing is a Mermaid diagram and the PNG to draw it into.
 type drawing struct{ source, out string }
 
+// fenceLike is what ends a mermaid block in mermaid-cli's Markdown parser:
+// any three of ` and : in a row.
+var fenceLike = regexp.MustCompile("[`:]{3}")
+
 // diagrams draws Mermaid diagrams as PNGs with mermaid-cli, on Debian's
 // Chromium, in one run: given a Markdown file, mermaid-cli draws each of
 // its mermaid blocks, in order, into OUT-1.png, OUT-2.png and so on. A
-// diagram that holds a fence of its own (::: or ```) would end its block
-// early in mermaid-cli's Markdown parser; it is drawn in a run of its own.
+// diagram that holds something like a fence would end its block early
+// there; it is drawn in a run of its own. If the run fails, each diagram
+// is drawn alone, so that the error names the one that does not draw.
 func diagrams(tools, chromium string, all []drawing) error {
 	if len(all) == 0 {
 		return nil
@@ -416,7 +422,7 @@ func diagrams(tools, chromium string, all []drawing) error {
 	var md strings.Builder
 	var batch []drawing
 	for i, d := range all {
-		if strings.Contains(d.source, ":::") || strings.Contains(d.source, "```") {
+		if fenceLike.MatchString(d.source) {
 			in := filepath.Join(dir, fmt.Sprintf("alone-%d.mmd", i))
 			if err := os.WriteFile(in, []byte(d.source), 0o644); err != nil {
 				return err
@@ -440,6 +446,15 @@ func diagrams(tools, chromium string, all []drawing) error {
 		return err
 	}
 	if err := mmdc(in, filepath.Join(dir, "diagram.png")); err != nil {
+		for i, d := range batch {
+			alone := filepath.Join(dir, fmt.Sprintf("retry-%d.mmd", i))
+			if err := os.WriteFile(alone, []byte(d.source), 0o644); err != nil {
+				return err
+			}
+			if err := mmdc(alone, filepath.Join(dir, fmt.Sprintf("retry-%d.png", i))); err != nil {
+				return fmt.Errorf("the diagram for %s: %v", d.out, err)
+			}
+		}
 		return err
 	}
 	for i, d := range batch {
@@ -476,7 +491,7 @@ func picture(ctx context.Context, src, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1000, chromedp.EmulateScale(2)), chromedp.Navigate("file://"+abs)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1000, chromedp.EmulateScale(2)), chromedp.Navigate(fileURL(abs))); err != nil {
 		return fmt.Errorf("drawing %s: %v", src, err)
 	}
 	png, err := chromedp.Run(ctx, chromedp.Screenshot("svg"))
@@ -519,10 +534,12 @@ func cover(ctx context.Context, cfg publish.BookConfig, out string) error {
 	if err := os.WriteFile(page, []byte(strings.Replace(coverPage, "{{.Title}}", html.EscapeString(title), 1)), 0o644); err != nil {
 		return err
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(500, 700), chromedp.Navigate("file://"+page)); err != nil {
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(500, 700), chromedp.Navigate(fileURL(page))); err != nil {
 		return fmt.Errorf("drawing the cover: %v", err)
 	}
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	png, err := chromedp.Run(tctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		return fmt.Errorf("drawing the cover: %v", err)
 	}
@@ -540,15 +557,8 @@ func screenshot(ctx context.Context, page, out string, diagrams bool) error {
 	}
 	tctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1000, 1200), chromedp.Navigate("file://"+abs)); err != nil {
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1000, 1200), chromedp.Navigate(fileURL(abs))); err != nil {
 		return fmt.Errorf("screenshot of %s: %v", page, err)
-	}
-	missing, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.images).filter((i) => !(i.complete && i.naturalWidth > 0)).map((i) => i.getAttribute("src").slice(-100))`))
-	if err != nil {
-		return fmt.Errorf("screenshot of %s: %v", page, err)
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("screenshot of %s: pictures that do not load: %s", page, strings.Join(missing, ", "))
 	}
 	if diagrams {
 		state, err := chromedp.Run(tctx, chromedp.Poll[string](`document.body.dataset.mermaid`, chromedp.WithPollingInterval(100*time.Millisecond)))
@@ -558,6 +568,13 @@ func screenshot(ctx context.Context, page, out string, diagrams bool) error {
 		if state != "done" {
 			return fmt.Errorf("screenshot of %s: a diagram does not draw: %s", page, strings.TrimPrefix(state, "error: "))
 		}
+	}
+	missing, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.images).filter((i) => !(i.complete && i.naturalWidth > 0)).map((i) => (i.getAttribute("src") || "(no src)").slice(-100))`))
+	if err != nil {
+		return fmt.Errorf("screenshot of %s: %v", page, err)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("screenshot of %s: pictures that do not load: %s", page, strings.Join(missing, ", "))
 	}
 	png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -579,4 +596,9 @@ func checkImageSizes(dir string) error {
 		}
 		return nil
 	})
+}
+
+// fileURL is the file:// address of an absolute path.
+func fileURL(abs string) string {
+	return (&url.URL{Scheme: "file", Path: abs}).String()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,10 +45,10 @@ func TestPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	png := []byte("\x89PNG\r\n\x1a\n")
+	pngMagic := []byte("\x89PNG\r\n\x1a\n")
 	// Zenn shows a book's cover at 500 by 700 and takes 1 MB at most.
 	cover, err := os.ReadFile(filepath.Join(out, "zenn", "books", o.BookSlug, "cover.png"))
-	if err != nil || !bytes.HasPrefix(cover, png) || len(cover) > 1<<20 {
+	if err != nil || !bytes.HasPrefix(cover, pngMagic) || len(cover) > 1<<20 {
 		t.Errorf("the book's cover is not a PNG under 1 MB (%v, %d bytes)", err, len(cover))
 	} else if w, h := binary.BigEndian.Uint32(cover[16:]), binary.BigEndian.Uint32(cover[20:]); w != 500 || h != 700 {
 		t.Errorf("the book's cover is %dx%d, want 500x700", w, h)
@@ -61,13 +62,13 @@ func TestPublish(t *testing.T) {
 			t.Errorf("%s: Zenn's rendering is not a clean chapter", ch)
 		}
 		shot, err := os.ReadFile(filepath.Join(out, "screenshots", "zenn-"+ch+".png"))
-		if err != nil || !bytes.HasPrefix(shot, png) || len(shot) < 10000 {
+		if err != nil || !bytes.HasPrefix(shot, pngMagic) || len(shot) < 10000 {
 			t.Errorf("%s: no screenshot of its chapter (%v, %d bytes)", ch, err, len(shot))
 		}
 	}
 	for _, im := range res.Book.Images {
 		data, err := os.ReadFile(filepath.Join(out, "zenn", im.Target))
-		if err != nil || !bytes.HasPrefix(data, png) {
+		if err != nil || !bytes.HasPrefix(data, pngMagic) {
 			t.Errorf("picture %s is not a PNG in the book (%v)", im.Target, err)
 		}
 	}
@@ -84,14 +85,15 @@ func TestPublish(t *testing.T) {
 		}
 		slug := strings.TrimSuffix(filepath.Base(page), ".html")
 		shot, err := os.ReadFile(filepath.Join(out, "screenshots", "medium-"+slug+".png"))
-		if err != nil || !bytes.HasPrefix(shot, png) || len(shot) < 10000 {
+		if err != nil || !bytes.HasPrefix(shot, pngMagic) || len(shot) < 10000 {
 			t.Errorf("%s: no screenshot (%v, %d bytes)", slug, err, len(shot))
 		}
 	}
 	// The screenshots are a check only if what a reader would see broken
 	// stops them: a diagram mermaid refuses, a picture that is not there.
 	t.Run("a broken diagram or picture fails its chapter", func(t *testing.T) {
-		book := filepath.Join(t.TempDir(), "books", "broken")
+		// Zenn takes a slug of 12 to 50 characters.
+		book := filepath.Join(t.TempDir(), "books", "broken-chapters")
 		files := map[string]string{
 			"config.yaml":   "title: \"broken\"\nsummary: \"chapters a reader would see broken\"\ntopics: [\"go\"]\npublished: false\nprice: 0\nchapters:\n  - 01-diagram\n  - 02-picture\n",
 			"01-diagram.md": "---\ntitle: \"diagram\"\n---\n\n```mermaid\nflowchart LR\n    a -- \"b\" --> \n```\n",
@@ -119,6 +121,47 @@ func TestPublish(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{"true false", "false true"}, got); diff != "" {
 			t.Errorf("screenshots of a chapter with a broken diagram, then one with a missing picture: (diagram refused, picture missing) (-want +got):\n%s", diff)
+		}
+	})
+	// One mermaid-cli run draws the diagrams in order into numbered files:
+	// each must land where its page wants it, and one that holds a fence
+	// of mermaid-cli's Markdown is drawn on its own.
+	t.Run("each diagram lands in its own file", func(t *testing.T) {
+		dir := t.TempDir()
+		chain := func(dir string, n int, extra string) string {
+			src := "flowchart " + dir + "\n"
+			for i := 1; i < n; i++ {
+				src += fmt.Sprintf("    n%d --> n%d\n", i-1, i)
+			}
+			return src + extra
+		}
+		all := []drawing{
+			{chain("TB", 6, ""), filepath.Join(dir, "tall.png")},
+			{chain("TB", 6, "    n0:::big\n    classDef big fill:#fde68a\n"), filepath.Join(dir, "fenced-tall.png")},
+			{chain("LR", 6, ""), filepath.Join(dir, "wide.png")},
+		}
+		if err := diagrams(filepath.Join(root, ".cache", "publish-tools"), chromium, all); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range all {
+			f, err := os.Open(d.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := png.DecodeConfig(f)
+			f.Close()
+			if err != nil {
+				t.Fatalf("%s: %v", d.out, err)
+			}
+			shape := "wide"
+			if cfg.Height > cfg.Width {
+				shape = "tall"
+			}
+			got = append(got, filepath.Base(d.out)+" "+shape)
+		}
+		if diff := cmp.Diff([]string{"tall.png tall", "fenced-tall.png tall", "wide.png wide"}, got); diff != "" {
+			t.Errorf("diagrams drawn (-want +got):\n%s", diff)
 		}
 	})
 }

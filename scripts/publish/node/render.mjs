@@ -19,6 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import markdownToHtml from 'zenn-markdown-html';
 
 const require = createRequire(import.meta.url);
@@ -31,16 +32,31 @@ if (!bookDir || !outDir) {
   process.exit(2);
 }
 fs.mkdirSync(outDir, { recursive: true });
-const css = require.resolve('zenn-content-css');
-const mermaidJS = require.resolve('mermaid/dist/mermaid.min.js');
+const css = pathToFileURL(require.resolve('zenn-content-css')).href;
+const mermaidJS = pathToFileURL(require.resolve('mermaid/dist/mermaid.min.js')).href;
 const escapeHTML = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const options = { customEmbed: { mermaid: (src) => `<pre class="mermaid">${escapeHTML(src)}</pre>` } };
-const drawDiagrams = `<script src="file://${mermaidJS}"></script>
+// Zenn's CSS gives every pre a dark background; the embed server draws a
+// diagram on white, as here. A diagram counts as drawn only if it has an
+// svg: mermaid drops some errors without a word.
+const drawDiagrams = `<style>.znc pre.mermaid { background: #fff; display: block; }</style>
 <script>
-mermaid.initialize({ startOnLoad: false });
-mermaid.run({ querySelector: 'pre.mermaid' })
-  .then(() => { document.body.dataset.mermaid = 'done'; })
-  .catch((e) => { document.body.dataset.mermaid = 'error: ' + (e && e.message ? e.message : e); });
+const failed = (e) => { document.body.dataset.mermaid = 'error: ' + (e && e.message ? e.message : String(e)); };
+</script>
+<script src="${mermaidJS}" onerror="failed('mermaid.min.js did not load')"></script>
+<script>
+try {
+  mermaid.initialize({ startOnLoad: false });
+  mermaid.run({ querySelector: 'pre.mermaid' })
+    .then(() => {
+      const blank = [...document.querySelectorAll('pre.mermaid')].filter((el) => !el.querySelector('svg')).length;
+      if (blank > 0) failed(blank + ' diagrams drew nothing');
+      else document.body.dataset.mermaid = 'done';
+    })
+    .catch(failed);
+} catch (e) {
+  failed(e);
+}
 </script>`;
 const config = yaml.load(fs.readFileSync(path.join(bookDir, 'config.yaml'), 'utf8'));
 const slug = path.basename(bookDir);
@@ -72,11 +88,10 @@ for (const chapter of config.chapters) {
   const html = await markdownToHtml(body, options);
   report(chapter, validateBookChapter({ slug: chapter, ...front, bodyHtml: html }));
   if (/data-body-error/.test(html)) problems.push({ where: chapter, message: 'the body has an error Zenn shows in its place', critical: true });
-  const preview = html
-    .replaceAll('src="/images/', `src="file://${zennRoot}/images/`)
-    .replaceAll(' loading="lazy"', '');
+  const preview = html.replace(/<img [^>]*>/g, (img) =>
+    img.replace(' src="/images/', ` src="${pathToFileURL(zennRoot).href}/images/`).replace(' loading="lazy"', ''));
   const page = `<!doctype html><html lang="ja"><head><meta charset="utf-8"><title>${front.title || chapter}</title>
-<link rel="stylesheet" href="file://${css}"></head>
+<link rel="stylesheet" href="${css}"></head>
 <body style="max-width: 780px; margin: 2em auto; padding: 0 1em"><h1>${front.title || chapter}</h1><div class="znc">${preview}</div>${drawDiagrams}</body></html>`;
   const out = path.join(outDir, chapter + '.html');
   fs.writeFileSync(out, page);
