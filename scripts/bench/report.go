@@ -400,7 +400,7 @@ func (r *Report) SummaryMarkdown(docs string) string {
 // kube-scheduler with its defaults.
 func (r *Report) LargeMarkdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s, in the same make bench run as every other benchmark table. Median of %d runs.\n\n", r.when(), r.Machine, r.Runs)
+	fmt.Fprintf(&b, "Measured %s on %s, in the same `make bench` run as every other benchmark table. Median of %d runs.\n\n", r.when(), r.Machine, r.Runs)
 	fmt.Fprintf(&b, "**SchedulingBasic at %d nodes**: %d init pods, %d measured pods; every client at %g requests/s, burst %d; cap %s.\n\n",
 		r.Large.Nodes, r.Large.InitPods, r.Large.Pods, r.Large.QPS, r.Large.Burst, r.Large.Cap)
 	up, _ := find(r.LargeMedian, func(x Result) string { return x.Name }, UpstreamDefaults)

@@ -46,8 +46,8 @@ func ja(pattern, repl string) jaSentence { return jaSentence{regexp.MustCompile(
 
 // jaSentences are the report's sentences, in the order they are tried.
 var jaSentences = []jaSentence{
-	ja(`(?m)^Measured (.+?) on (.+?), in the same make bench run as every other benchmark table\. Median of (\d+) runs\.$`,
-		"${1}に${2}で、ほかのすべてのベンチマークの表と同じmake benchの実行で測定しました。${3}回の実行の中央値です。"),
+	ja(`(?m)^Measured (.+?) on (.+?), in the same \x60make bench\x60 run as every other benchmark table\. Median of (\d+) runs\.$`,
+		"${1}に${2}で、ほかのすべてのベンチマークの表と同じ`make bench`の実行で測定しました。${3}回の実行の中央値です。"),
 	ja(`(?m)^Measured (.+?) on (.+?)\. Median of (\d+) runs\.$`,
 		"${1}に${2}で測定しました。${3}回の実行の中央値です。"),
 	ja(`\(resumed ([^)]*)\)`, "（${1}に再開）"),
