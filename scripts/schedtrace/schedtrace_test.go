@@ -123,8 +123,8 @@ func spin(d time.Duration) {
 // TestReadRecordedTrace reads a trace the runtime wrote and checks what
 // does not depend on the machine's speed: the regions, their nesting and
 // goroutines, the arrow from the scheduling cycle to the binding cycle,
-// that CPU time never exceeds wall time, and that a region that only
-// sleeps used far less CPU than its wall time.
+// that CPU time never exceeds wall time, and that a region's sleep does
+// not count as CPU.
 func TestReadRecordedTrace(t *testing.T) {
 	tr, err := Read(bytes.NewReader(recordTrace(t)))
 	if err != nil {
@@ -155,8 +155,14 @@ func TestReadRecordedTrace(t *testing.T) {
 		if reg.Type == "NodeResourcesFit" && (reg.Parent == nil || reg.Parent.Type != "Filter") {
 			t.Errorf("NodeResourcesFit is not inside Filter: parent %v", reg.Parent)
 		}
-		if reg.Type == "WaitOnPermit" && reg.CPU*10 > reg.End-reg.Start {
-			t.Errorf("WaitOnPermit slept %d ns but used %d ns of CPU", reg.End-reg.Start, reg.CPU)
+		// The 30 ms the goroutine sleeps must not count as CPU. Only that
+		// is asserted: the region's running parts count the time the
+		// operating system took the thread away too (the trace cannot see
+		// it), which on a loaded machine is milliseconds, so no ratio of
+		// CPU to wall time holds. time.Sleep sets its deadline a few
+		// instructions before the goroutine parks, hence 1 ms of slack.
+		if reg.Type == "WaitOnPermit" && (reg.End-reg.Start)-reg.CPU < int64(29*time.Millisecond) {
+			t.Errorf("WaitOnPermit slept 30 ms within %d ns of wall time, but %d ns of it count as CPU", reg.End-reg.Start, reg.CPU)
 		}
 	}
 	wantCount := map[string]int{"schedulingCycle": 1, "Filter": 2, "NodeResourcesFit": 2, "bindingCycle": 1, "WaitOnPermit": 1}
