@@ -86,7 +86,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	res, err := Publish(o, pages, *out, *tools, chromium)
+	res, err := Publish(o, pages, *out, *tools, chromium, false)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,12 @@ type Result struct {
 // pictures with chromium and mermaid-cli, renders the book with Zenn's
 // renderer, and takes a screenshot of every page. It fails on any rule a
 // page breaks.
-func Publish(o publish.Options, posts []Post, out, tools, chromium string) (*Result, error) {
+//
+// With firstScreen, each screenshot is the page's first screen, not the
+// whole page: every check still runs on the whole page (every diagram
+// drawn, every picture loaded), and a test saves the minutes that
+// capturing some thirty pages, each up to 20,000 pixels tall, costs.
+func Publish(o publish.Options, posts []Post, out, tools, chromium string, firstScreen bool) (*Result, error) {
 	cfg, err := BookConfig(o.Root)
 	if err != nil {
 		return nil, err
@@ -270,7 +275,7 @@ func Publish(o publish.Options, posts []Post, out, tools, chromium string) (*Res
 	}
 	shots := filepath.Join(out, "screenshots")
 	for _, page := range chapters {
-		if err := screenshot(ctx, page, filepath.Join(shots, "zenn-"+strings.TrimSuffix(filepath.Base(page), ".html")+".png"), true); err != nil {
+		if err := screenshot(ctx, page, filepath.Join(shots, "zenn-"+strings.TrimSuffix(filepath.Base(page), ".html")+".png"), true, firstScreen); err != nil {
 			return nil, err
 		}
 	}
@@ -292,7 +297,7 @@ func Publish(o publish.Options, posts []Post, out, tools, chromium string) (*Res
 		if err := write(path, page); err != nil {
 			return nil, err
 		}
-		if err := screenshot(ctx, path, filepath.Join(shots, "medium-"+m.Slug+".png"), false); err != nil {
+		if err := screenshot(ctx, path, filepath.Join(shots, "medium-"+m.Slug+".png"), false, firstScreen); err != nil {
 			return nil, err
 		}
 		res.Medium = append(res.Medium, path)
@@ -550,7 +555,7 @@ func cover(ctx context.Context, cfg publish.BookConfig, out string) error {
 // load fails it. A page that draws Mermaid diagrams itself (the Zenn
 // chapters: render.mjs) is taken once they are drawn, and a diagram
 // mermaid refuses fails it.
-func screenshot(ctx context.Context, page, out string, diagrams bool) error {
+func screenshot(ctx context.Context, page, out string, diagrams, firstScreen bool) error {
 	abs, err := filepath.Abs(page)
 	if err != nil {
 		return err
@@ -576,7 +581,11 @@ func screenshot(ctx context.Context, page, out string, diagrams bool) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("screenshot of %s: pictures that do not load: %s", page, strings.Join(missing, ", "))
 	}
-	png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+	capture := chromedp.FullScreenshot(100)
+	if firstScreen {
+		capture = chromedp.CaptureScreenshot()
+	}
+	png, err := chromedp.Run(tctx, capture)
 	if err != nil {
 		return fmt.Errorf("screenshot of %s: %v", page, err)
 	}
