@@ -26,13 +26,26 @@ func scrapeAttempts(ctx context.Context, addr string, kubeScheduler bool) (int, 
 	if err != nil {
 		return 0, err
 	}
-	return sumCounter(bytes.NewReader(page), attemptsMetric)
+	return sumCounter(bytes.NewReader(page), attemptsMetric, "")
 }
 
-// sumCounter sums every sample of a counter in Prometheus' text format. A
-// counter absent from the page is an error: a scheduler that made no
-// attempt still registers it, so absence means the wrong endpoint.
-func sumCounter(r io.Reader, name string) (int, error) {
+// scrapeScheduled reads the attempts whose result is scheduled: one per
+// bound pod, counted once the binding cycle has returned. A pod's Binding
+// is visible in the API before its scheduler counts it, so the requeue
+// workload waits for this to reach its pods before it reads the attempts.
+func scrapeScheduled(ctx context.Context, addr string, kubeScheduler bool) (int, error) {
+	page, err := e2e.GetMetrics(ctx, addr, kubeScheduler)
+	if err != nil {
+		return 0, err
+	}
+	return sumCounter(bytes.NewReader(page), attemptsMetric, `result="scheduled"`)
+}
+
+// sumCounter sums every sample of a counter in Prometheus' text format
+// whose labels hold label ("" for every sample). A counter absent from the
+// page is an error: a scheduler that made no attempt still registers it,
+// so absence means the wrong endpoint.
+func sumCounter(r io.Reader, name, label string) (int, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
 	total, found := 0.0, false
@@ -44,7 +57,12 @@ func sumCounter(r io.Reader, name string) (int, error) {
 		}
 		found = true
 		if i := strings.LastIndexByte(rest, '}'); i >= 0 {
+			if !strings.Contains(rest[:i], label) {
+				continue
+			}
 			rest = rest[i+1:]
+		} else if label != "" {
+			continue
 		}
 		fields := strings.Fields(rest)
 		if len(fields) == 0 {

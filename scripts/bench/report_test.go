@@ -18,18 +18,20 @@ scheduler_schedule_attempts_total_other 1000
 scheduler_schedule_attempts_total{profile="mini-scheduler",result="error"} 2 1700000000000
 `
 	tests := []struct {
-		name, page, metric string
-		want               int
-		wantErr            string
+		name, page, metric, label string
+		want                      int
+		wantErr                   string
 	}{
 		{name: "summed over results, timestamps and longer names ignored", page: page, metric: attemptsMetric, want: 157},
+		{name: "one result", page: page, metric: attemptsMetric, label: `result="scheduled"`, want: 120},
 		{name: "a counter without labels", page: "x_total 3\n", metric: "x_total", want: 3},
+		{name: "a label on a counter without labels", page: "x_total 3\n", metric: "x_total", label: `result="scheduled"`, want: 0},
 		{name: "absent", page: "y_total 3\n", metric: "x_total", wantErr: "no x_total"},
 		{name: "not a number", page: "x_total{a=\"b\"} many\n", metric: "x_total", wantErr: "invalid syntax"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := sumCounter(strings.NewReader(tt.page), tt.metric)
+			got, err := sumCounter(strings.NewReader(tt.page), tt.metric, tt.label)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)

@@ -113,6 +113,15 @@ func (e *Env) RunRequeue(ctx context.Context, t Target, cfg RequeueConfig, run i
 	if proc.Exited() {
 		return res, fmt.Errorf("%s exited: %v", t.Name, proc.Err())
 	}
+	// The last pods' attempts are counted after their Bindings show: wait
+	// for them, or an attempt is missing (a round once read 199 for 100
+	// pods).
+	if !res.DNF {
+		_ = waitFor(ctx, cfg.Cap, func() bool {
+			n, err := scrapeScheduled(ctx, proc.Addr(), t.Sched.IsKubeScheduler())
+			return err == nil && n >= res.Bound
+		})
+	}
 	if res.Attempts, err = scrapeAttempts(ctx, proc.Addr(), t.Sched.IsKubeScheduler()); err != nil {
 		return res, err
 	}
