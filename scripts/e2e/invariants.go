@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"sort"
@@ -153,8 +154,8 @@ func (ru *run) checkInvariants(ctx context.Context) ([]string, int) {
 			problems = append(problems, fmt.Sprintf("pod %s is bound to %s, but no Binding was issued", name, pod.Spec.NodeName))
 		}
 		for _, b := range bs {
-			if b.Code >= 300 {
-				problems = append(problems, fmt.Sprintf("pod %s: the apiserver rejected the Binding to %s (HTTP %d)", name, b.Node, b.Code))
+			if why := rejectionProblem(b, ru.deleted[name], final[name] == nil); why != "" {
+				problems = append(problems, fmt.Sprintf("pod %s: %s", name, why))
 			}
 			if why := bindingProblem(pod, nodesAt(nodeChanges[b.Node], b.At), ru.sched.Chapter >= 2); why != "" {
 				problems = append(problems, fmt.Sprintf("pod %s: Binding to %s at %s, %s", name, b.Node, b.At.Format(time.RFC3339Nano), why))
@@ -165,6 +166,20 @@ func (ru *run) checkInvariants(ctx context.Context) ([]string, int) {
 		problems = append(problems, ru.checkCapacity(ctx, final)...)
 	}
 	return problems, len(bindings)
+}
+
+// rejectionProblem says what is wrong with a Binding the apiserver
+// refused, or "". One refusal is no fault: a Binding for a pod the
+// scenario deleted, refused as not found. The scheduler's pods and nodes
+// come on separate watches, so a node added after the deletion may reach
+// it first, and it binds the pod before it sees the deletion;
+// kube-scheduler races the same way. The apiserver's 404 keeps the pod
+// unbound, and the scheduler drops it (the PodDeleted result).
+func rejectionProblem(b binding, deletedByScenario, goneAtEnd bool) string {
+	if b.Code < 300 || (b.Code == http.StatusNotFound && deletedByScenario && goneAtEnd) {
+		return ""
+	}
+	return fmt.Sprintf("the apiserver rejected the Binding to %s (HTTP %d)", b.Node, b.Code)
 }
 
 // bindingProblem says what is wrong with binding pod to a node that could be

@@ -237,3 +237,28 @@ func TestJudgePendingGangs(t *testing.T) {
 		})
 	}
 }
+
+// TestRejectionProblem: a refused Binding is a fault, except a 404 for a
+// pod the scenario deleted (the scheduler saw a node before the deletion).
+func TestRejectionProblem(t *testing.T) {
+	tests := []struct {
+		name               string
+		code               int
+		deleted, goneAtEnd bool
+		want               string
+	}{
+		{name: "accepted", code: 201},
+		{name: "a pod the scenario deleted, not found", code: 404, deleted: true, goneAtEnd: true},
+		{name: "a pod nobody deleted, not found", code: 404, goneAtEnd: true, want: "the apiserver rejected the Binding to n1 (HTTP 404)"},
+		{name: "a deleted pod that is back", code: 404, deleted: true, want: "the apiserver rejected the Binding to n1 (HTTP 404)"},
+		{name: "a conflict", code: 409, deleted: true, goneAtEnd: true, want: "the apiserver rejected the Binding to n1 (HTTP 409)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := rejectionProblem(binding{Pod: "p", Node: "n1", Code: tt.code}, tt.deleted, tt.goneAtEnd)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
