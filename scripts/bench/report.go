@@ -174,7 +174,7 @@ func Judge(basic []Result, requeue []RequeueResult, chapter08, chapter06 string)
 		c := Check{Target: fmt.Sprintf("%s SchedulingBasic ≥ %.1f× %s", chapter08, want, ref), Measured: "not measured"}
 		if theirs, ok := find(basic, byName, ref); ok && okOurs && theirs.Throughput.Average > 0 {
 			r := ours.Throughput.Average / theirs.Throughput.Average
-			c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)
+			c.Measured = unfinished(fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average), ours.DNF)
 			c.Met = r >= want && !ours.DNF
 		}
 		checks = append(checks, c)
@@ -186,17 +186,30 @@ func Judge(basic []Result, requeue []RequeueResult, chapter08, chapter06 string)
 	up, okUp := find(requeue, rqName, UpstreamLike08)
 	c := Check{Target: fmt.Sprintf("%s wasted attempts ≤ %s's", chapter08, UpstreamLike08), Measured: "not measured"}
 	if ok08 && okUp {
-		c.Measured = fmt.Sprintf("%d vs %d", rq08.Wasted, up.Wasted)
+		c.Measured = unfinished(fmt.Sprintf("%d vs %d", rq08.Wasted, up.Wasted), rq08.DNF)
 		c.Met = rq08.Wasted <= up.Wasted && !rq08.DNF
 	}
 	checks = append(checks, c)
 	rq06, ok06 := find(requeue, rqName, chapter06)
 	c = Check{Target: fmt.Sprintf("%s wasted attempts ≥ 5× fewer than %s's", chapter08, chapter06), Measured: "not measured"}
 	if ok08 && ok06 {
-		c.Measured = fmt.Sprintf("%d vs %d", rq08.Wasted, rq06.Wasted)
+		c.Measured = unfinished(fmt.Sprintf("%d vs %d", rq08.Wasted, rq06.Wasted), rq08.DNF)
 		c.Met = 5*max(rq08.Wasted, 0) <= rq06.Wasted && rq06.Wasted > 0 && !rq08.DNF
 	}
 	return append(checks, c)
+}
+
+// unfinished marks a ratio whose own median run stopped at the cap with
+// pods left: its pods/s are of fewer pods and a shorter run than the
+// other's, so the target is not met however the ratio reads.
+func unfinished(measured string, dnf bool) string {
+	if !dnf {
+		return measured
+	}
+	if strings.HasSuffix(measured, ")") {
+		return strings.TrimSuffix(measured, ")") + "; that median run did not finish)"
+	}
+	return measured + " (that median run did not finish)"
 }
 
 // TracedSuffix names the run of a chapter with --trace-file on.
@@ -227,7 +240,7 @@ func JudgeTrace(basic []Result, before, chapter string) []Check {
 		b, okB := find(basic, byName, ref)
 		if okA && okB && b.Throughput.Average > 0 {
 			r := a.Throughput.Average / b.Throughput.Average
-			c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s; %.2f vs %.2f CPU ms per pod)", r, a.Throughput.Average, b.Throughput.Average, perPod(a), perPod(b))
+			c.Measured = unfinished(fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s; %.2f vs %.2f CPU ms per pod)", r, a.Throughput.Average, b.Throughput.Average, perPod(a), perPod(b)), a.DNF)
 			c.Met = r >= want && !a.DNF
 		}
 		return c
@@ -245,7 +258,7 @@ func JudgeSearch(basic []Result, chapter10 string, nodes int) Check {
 	theirs, ok2 := find(basic, func(r Result) string { return r.Name }, UpstreamDefaults)
 	if ok1 && ok2 && theirs.Throughput.Average > 0 {
 		r := ours.Throughput.Average / theirs.Throughput.Average
-		c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)
+		c.Measured = unfinished(fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average), ours.DNF)
 		c.Met = r >= 1.0 && !ours.DNF
 	}
 	return c
@@ -260,7 +273,7 @@ func JudgeGang(gang []Result, chapter11, like11 string) Check {
 	theirs, ok2 := find(gang, func(r Result) string { return r.Name }, like11)
 	if ok1 && ok2 && theirs.Throughput.Average > 0 {
 		r := ours.Throughput.Average / theirs.Throughput.Average
-		c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)
+		c.Measured = unfinished(fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average), ours.DNF)
 		c.Met = r >= 1.0 && !ours.DNF
 	}
 	return c
@@ -280,7 +293,7 @@ func JudgePreemption(basic, async []Result, chapter09 string) []Check {
 		theirs, ok2 := find(w.rs, func(r Result) string { return r.Name }, UpstreamLike09)
 		if ok1 && ok2 && theirs.Throughput.Average > 0 {
 			r := ours.Throughput.Average / theirs.Throughput.Average
-			c.Measured = fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average)
+			c.Measured = unfinished(fmt.Sprintf("%.2f× (%.1f vs %.1f pods/s)", r, ours.Throughput.Average, theirs.Throughput.Average), ours.DNF)
 			c.Met = r >= 1.0 && !ours.DNF
 		}
 		checks = append(checks, c)

@@ -210,6 +210,11 @@ func run() error {
 		if len(rep.BasicMedian) == 0 {
 			return fmt.Errorf("%s holds no SchedulingBasic medians: not a full run", *docsFrom)
 		}
+		chapters, err := e2e.FindChapters(o.root)
+		if err != nil {
+			return err
+		}
+		rep.Targets = judge(&rep, chapters, true, true)
 		return writeDocs(o.root, &rep, nil, nil)
 	}
 	o.basic.QPS = float32(*qps)
@@ -579,36 +584,18 @@ func measure(ctx context.Context, o options) (rep *bench.Report, top, largeTop [
 	}
 
 	rep.BasicMedian, rep.RequeueMedian = bench.MedianBasic(rep.BasicRuns), bench.MedianRequeue(rep.RequeueRuns)
-	if !o.preemptionOnly && !o.basicOnly && !o.gangOnly {
-		rep.Targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
-	}
-	if slices.ContainsFunc(chapters, func(c e2e.Chapter) bool { return c.Number == firstTracingChapter }) && !o.preemptionOnly && !o.gangOnly {
-		rep.Targets = append(rep.Targets, bench.JudgeTrace(rep.BasicMedian, chapterDir(chapters, firstTracingChapter-1), chapterDir(chapters, firstTracingChapter))...)
-	}
 	if len(rep.LargeRuns) > 0 {
 		rep.LargeMedian = bench.MedianBasic(rep.LargeRuns)
-		// Issue 16 judged chapter 10, the first that stops searching;
-		// issue 30 judges chapter 12, with its trace off.
-		for _, n := range judged(chapters, e2e.SearchChapter, firstTracingChapter) {
-			rep.Targets = append(rep.Targets, bench.JudgeSearch(rep.LargeMedian, chapterDir(chapters, n), o.large.Nodes))
-		}
 	}
 	if len(preemptionTargets) > 0 {
 		rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian = bench.MedianBasic(rep.PreemptionBasicRuns), bench.MedianBasic(rep.PreemptionAsyncRuns)
 		bench.MedianPhases(rep.PreemptionBasicRuns, rep.PreemptionBasicMedian)
 		bench.MedianPhases(rep.PreemptionAsyncRuns, rep.PreemptionAsyncMedian)
-		// Issue 15 judged chapter 09; issue 30 judges chapter 12, after
-		// the fixes its traces led to.
-		for _, n := range judged(chapters, e2e.PreemptionChapter, firstTracingChapter) {
-			rep.Targets = append(rep.Targets, bench.JudgePreemption(rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian, chapterDir(chapters, n))...)
-		}
 	}
 	if len(gangTargets) > 0 {
 		rep.GangMedian = bench.MedianBasic(rep.GangRuns)
-		for _, n := range judged(chapters, e2e.PodGroupChapter, firstTracingChapter) {
-			rep.Targets = append(rep.Targets, bench.JudgeGang(rep.GangMedian, chapterDir(chapters, n), gangTargets[len(gangTargets)-1].Name))
-		}
 	}
+	rep.Targets = judge(rep, chapters, !o.preemptionOnly && !o.basicOnly && !o.gangOnly, !o.preemptionOnly && !o.gangOnly)
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return nil, nil, nil, err
@@ -654,6 +641,42 @@ func savePartial(dir string, rep *bench.Report) {
 
 // judged returns, of the chapters numbered ns, those that ran: a target
 // is judged for each.
+// judge checks every target on the report's medians: a run calls it once
+// its medians are in, and --docs-from again, so that a saved run's tables
+// say what today's checks say of its figures. basic and trace say whether
+// the run measured the workloads those targets need.
+func judge(rep *bench.Report, chapters []e2e.Chapter, basic, trace bool) []bench.Check {
+	var targets []bench.Check
+	if basic {
+		targets = bench.Judge(rep.BasicMedian, rep.RequeueMedian, chapterDir(chapters, 8), chapterDir(chapters, 6))
+	}
+	if trace && slices.ContainsFunc(chapters, func(c e2e.Chapter) bool { return c.Number == firstTracingChapter }) {
+		targets = append(targets, bench.JudgeTrace(rep.BasicMedian, chapterDir(chapters, firstTracingChapter-1), chapterDir(chapters, firstTracingChapter))...)
+	}
+	if len(rep.LargeMedian) > 0 {
+		// Issue 16 judged chapter 10, the first that stops searching;
+		// issue 30 judges chapter 12, with its trace off.
+		for _, n := range judged(chapters, e2e.SearchChapter, firstTracingChapter) {
+			targets = append(targets, bench.JudgeSearch(rep.LargeMedian, chapterDir(chapters, n), rep.Large.Nodes))
+		}
+	}
+	if len(rep.PreemptionBasicMedian) > 0 || len(rep.PreemptionAsyncMedian) > 0 {
+		// Issue 15 judged chapter 09; issue 30 judges chapter 12, after
+		// the fixes its traces led to.
+		for _, n := range judged(chapters, e2e.PreemptionChapter, firstTracingChapter) {
+			targets = append(targets, bench.JudgePreemption(rep.PreemptionBasicMedian, rep.PreemptionAsyncMedian, chapterDir(chapters, n))...)
+		}
+	}
+	if len(rep.GangMedian) > 0 {
+		// The last gang target is kube-scheduler configured like 11.
+		ref := rep.GangMedian[len(rep.GangMedian)-1].Name
+		for _, n := range judged(chapters, e2e.PodGroupChapter, firstTracingChapter) {
+			targets = append(targets, bench.JudgeGang(rep.GangMedian, chapterDir(chapters, n), ref))
+		}
+	}
+	return targets
+}
+
 func judged(chapters []e2e.Chapter, ns ...int) []int {
 	var out []int
 	for _, n := range ns {
