@@ -120,9 +120,12 @@ workshop-prove: check-go ## Prove every workshop part and exercise check fails o
 vet: ## go vet every module.
 	@for m in $(CHAPTERS) scripts; do (cd $$m && GOWORK=off go vet ./...) || exit 1; done
 
-# -ldflags=-w: the test binaries go without DWARF (nobody runs a debugger
-# on them; stack traces and race reports do not need it), which takes a
-# sixth off linking them, this stage's main cost.
+# The unit stage runs scripts/go-test-modules.sh: go test -race for each
+# module, its test binaries linked without DWARF (-ldflags=-w: nobody runs a
+# debugger on them; stack traces and race reports do not need it) and kept
+# under .cache/testbin, so that a warm run links only the binaries whose
+# sources changed (scripts/cmd/gotest says why): linking was this stage's
+# main cost.
 #
 # make watch's browser tests need Debian's Chromium, and make publish's
 # also Node.js. Without them they are left out, with one line that says
@@ -151,8 +154,7 @@ test: tools ## Every chapter's unit and integration tests (-race), the scenarios
 # reported, never judged), and each leaves a core mostly idle.
 #
 # No go vet stage: make verify runs it in full (CI runs make verify before
-# make test), and go test runs vet's high-confidence checks on every package
-# it tests.
+# make test).
 .PHONY: test-stages
 test-stages:
 	@$(STAGE) "unit and integration tests" $(MAKE) --no-print-directory unit-integration

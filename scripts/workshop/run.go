@@ -92,6 +92,10 @@ func RunTestBinary(ctx context.Context, bin, dir string, run TestRun, stubs stri
 	if err != nil {
 		return Result{Run: run, BuildFailed: true, First: err.Error()}
 	}
+	// go test's backup alarm: a binary wedged past its own -test.timeout
+	// is stopped a minute later.
+	ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, test2json, "-t", "-p", run.Pkg, bin,
 		"-test.v=test2json", "-test.paniconexit0", "-test.count=1", "-test.timeout="+timeout.String(), "-test.run="+run.Run)
 	cmd.Dir = filepath.Join(dir, run.Pkg)

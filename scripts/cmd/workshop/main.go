@@ -213,6 +213,12 @@ func prove(ctx context.Context, o options, specs []*workshop.Spec) error {
 	if o.jobs < 1 {
 		return fmt.Errorf("--jobs: %d is not a positive number", o.jobs)
 	}
+	// The test binaries are kept (Prover.Bins): a warm run links only
+	// those whose sources changed.
+	bins, err := filepath.Abs(filepath.Join(o.root, ".cache", "testbin", "workshop-prove"))
+	if err != nil {
+		return err
+	}
 	// Chapters are proven o.jobs at a time, each into its own buffer, which
 	// is printed whole when its chapter is done: the copies and test
 	// binaries of a chapter live in folders named after it, so two proofs
@@ -233,7 +239,7 @@ func prove(ctx context.Context, o options, specs []*workshop.Spec) error {
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			var out bytes.Buffer
-			p := &workshop.Prover{Root: o.root, Work: work, Out: &out}
+			p := &workshop.Prover{Root: o.root, Work: work, Bins: bins, Out: &out}
 			err := p.Prove(ctx, s)
 			mu.Lock()
 			defer mu.Unlock()
