@@ -199,17 +199,18 @@ func Judge(basic []Result, requeue []RequeueResult, chapter08, chapter06 string)
 	return append(checks, c)
 }
 
-// unfinished marks a ratio whose own median run stopped at the cap with
-// pods left: its pods/s are of fewer pods and a shorter run than the
-// other's, so the target is not met however the ratio reads.
+// unfinished marks a ratio whose own target is DNF, most of its runs
+// stopped at the cap with pods left (MedianBasic): its pods/s are of fewer
+// pods and a shorter run than the other's, so the target is not met
+// however the ratio reads.
 func unfinished(measured string, dnf bool) string {
 	if !dnf {
 		return measured
 	}
 	if strings.HasSuffix(measured, ")") {
-		return strings.TrimSuffix(measured, ")") + "; that median run did not finish)"
+		return strings.TrimSuffix(measured, ")") + "; most of its runs did not finish)"
 	}
-	return measured + " (that median run did not finish)"
+	return measured + " (most of its runs did not finish)"
 }
 
 // TracedSuffix names the run of a chapter with --trace-file on.

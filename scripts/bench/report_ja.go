@@ -72,8 +72,8 @@ var jaSentences = []jaSentence{
 	ja(` wasted attempts ≤ (\S+)'s `, " の無駄な試行 ≤ ${1} "),
 	ja(` wasted attempts ≥ 5× fewer than (\S+)'s `, " の無駄な試行 ≤ ${1}の5分の1 "),
 	ja(`; (\d+\.\d+) vs (\d+\.\d+) CPU ms per pod\)`, "。PodあたりのCPU時間は${1} vs ${2}ミリ秒)"),
-	ja(`; that median run did not finish\)`, "。その中央値の回は上限時間内に終わりませんでした)"),
-	ja(` \(that median run did not finish\)`, " (その中央値の回は上限時間内に終わりませんでした)"),
+	ja(`; most of its runs did not finish\)`, "。大半の回が上限時間内に終わりませんでした)"),
+	ja(` \(most of its runs did not finish\)`, " (大半の回が上限時間内に終わりませんでした)"),
 	ja(`pods/s`, "Pod/秒"),
 	ja(`wasted, × `, "無駄な試行、×"),
 }

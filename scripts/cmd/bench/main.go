@@ -639,8 +639,6 @@ func savePartial(dir string, rep *bench.Report) {
 	}
 }
 
-// judged returns, of the chapters numbered ns, those that ran: a target
-// is judged for each.
 // judge checks every target on the report's medians: a run calls it once
 // its medians are in, and --docs-from again, so that a saved run's tables
 // say what today's checks say of its figures. basic and trace say whether
@@ -677,6 +675,8 @@ func judge(rep *bench.Report, chapters []e2e.Chapter, basic, trace bool) []bench
 	return targets
 }
 
+// judged returns, of the chapters numbered ns, those that ran: a target
+// is judged for each.
 func judged(chapters []e2e.Chapter, ns ...int) []int {
 	var out []int
 	for _, n := range ns {
